@@ -1,0 +1,77 @@
+// The routing-policy plug-in interface: the gateway asks a policy which pod serves a request.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/request.h"
+#include "sim/params.h"
+#include "sim/registry.h"
+#include "sim/rng.h"
+#include "sim/time.h"
+
+namespace fleetsim {
+
+// What a router can see of one pod.
+struct PodState {
+  int index = 0;                     // the pod's index in the fleet
+  std::string name;                  // "pod-0", ...
+  bool healthy = true;
+  std::int32_t inflight_requests = 0;  // dispatched by this gateway, not yet finished
+  std::int64_t inflight_tokens = 0;    // prompt + expected output tokens of those requests
+  std::int32_t waiting = 0;            // engine waiting-queue length
+  std::int32_t running = 0;            // engine running batch size
+  double kv_usage = 0.0;               // fraction of KV blocks in use, 0..1
+};
+
+// Fixed facts a policy may need when it is built.
+struct PolicyContext {
+  std::vector<std::string> pod_names;
+  std::int32_t engine_block_size = 16;
+  std::uint64_t seed = 0;        // scenario seed; policies derive their own streams from it
+  std::string stream_name;       // unique per arm, e.g. "arm/epp/policy"
+};
+
+struct RouteContext {
+  TimeNs now = 0;
+};
+
+class RoutingPolicy {
+ public:
+  virtual ~RoutingPolicy() = default;
+  // Chooses one of `candidates` (the pods the gateway believes healthy, never empty) and returns
+  // its PodState::index, or -1 when the policy refuses to route the request.
+  virtual int pick(const Request& request, std::span<const PodState> candidates,
+                   const RouteContext& ctx) = 0;
+  // The gateway forwarded `request` to pod `pod`.
+  virtual void on_dispatched(const Request& request, int pod) {
+    (void)request;
+    (void)pod;
+  }
+  // The request finished (completed or failed) on pod `pod`.
+  virtual void on_finished(const Request& request, int pod) {
+    (void)request;
+    (void)pod;
+  }
+};
+
+using PolicyRegistry = Registry<RoutingPolicy, const PolicyContext&>;
+
+// Registers a policy at static-initialisation time:
+//   FLEETSIM_REGISTER_POLICY(round_robin, "desc", spec_fn, factory_fn)
+struct PolicyRegistrar {
+  PolicyRegistrar(std::string name, std::string description, ParamSpec spec,
+                  PolicyRegistry::Factory factory) {
+    PolicyRegistry::instance().add(
+        {std::move(name), std::move(description), std::move(spec), std::move(factory)});
+  }
+};
+
+// Builds a registered policy by name with validated params; throws UnknownNameError.
+std::unique_ptr<RoutingPolicy> make_policy(const std::string& name, const Params& params,
+                                           const PolicyContext& ctx);
+
+}  // namespace fleetsim

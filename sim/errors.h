@@ -1,0 +1,44 @@
+// One exception hierarchy for every error a user can cause. The Python bindings map each class
+// one to one onto a Python exception, so nothing here may abort the process.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A scenario (YAML or --set override) that cannot be accepted. The message names the file, the
+// line, the field and what was expected.
+class ScenarioError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A trace file that cannot be read.
+class TraceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A name (policy, GPU, model, distribution, ...) that is not registered; lists the valid ones.
+class UnknownNameError : public Error {
+ public:
+  UnknownNameError(const std::string& kind, const std::string& name,
+                   const std::vector<std::string>& valid);
+};
+
+// A broken invariant inside the simulator: a bug, never a user's fault.
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+
+}  // namespace fleetsim

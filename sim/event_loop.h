@@ -1,0 +1,56 @@
+// The discrete-event core: a clock and a queue of callbacks ordered by (time, sequence number).
+// Two events at the same instant run in the order they were scheduled, so a run is reproducible.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace fleetsim {
+
+struct EventId {
+  std::uint64_t seq = 0;
+  bool valid() const { return seq != 0; }
+};
+
+class EventLoop {
+ public:
+  using Callback = std::function<void()>;
+
+  TimeNs now() const { return now_; }
+  EventId schedule_at(TimeNs at, Callback cb);
+  EventId schedule_in(TimeNs delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  // Cancels a pending event; returns false when it already ran or was cancelled.
+  bool cancel(EventId id);
+  // Runs events until the queue is empty or the next event lies after `until`.
+  void run(TimeNs until = INT64_MAX);
+  // Stops run() after the current event.
+  void stop() { stopped_ = true; }
+  std::uint64_t events_run() const { return events_run_; }
+  std::size_t pending() const { return queue_.size() - cancelled_.size(); }
+
+ private:
+  struct Entry {
+    TimeNs at;
+    std::uint64_t seq;
+    Callback cb;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+    }
+  };
+  std::priority_queue<Entry, std::vector<Entry>, Later> queue_;
+  std::unordered_set<std::uint64_t> cancelled_;
+  std::unordered_set<std::uint64_t> pending_ids_;
+  TimeNs now_ = 0;
+  std::uint64_t next_seq_ = 1;
+  std::uint64_t events_run_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,199 @@
+#include "sim/params.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+std::string YamlWhere::at(const YAML::Node& node) const {
+  std::string loc = file.empty() ? "<scenario>" : file;
+  if (node.IsDefined() && node.Mark().line >= 0) loc += ":" + std::to_string(node.Mark().line + 1);
+  return loc + ": " + (path.empty() ? "<root>" : path);
+}
+
+YamlWhere YamlWhere::child(const std::string& key) const {
+  return {file, path.empty() ? key : path + "." + key};
+}
+
+std::string to_string(ParamType t) {
+  switch (t) {
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kDouble:
+      return "float";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kString:
+      return "string";
+  }
+  return "?";
+}
+
+std::string to_string(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return x;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          std::ostringstream os;
+          os << x;
+          return os.str();
+        } else {
+          return std::to_string(x);
+        }
+      },
+      v);
+}
+
+const ParamValue& Params::get(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw InternalError("parameter '" + name + "' is not in the spec");
+  return it->second;
+}
+
+std::int64_t Params::get_int(const std::string& name) const {
+  return std::get<std::int64_t>(get(name));
+}
+double Params::get_double(const std::string& name) const { return std::get<double>(get(name)); }
+bool Params::get_bool(const std::string& name) const { return std::get<bool>(get(name)); }
+const std::string& Params::get_string(const std::string& name) const {
+  return std::get<std::string>(get(name));
+}
+
+ParamSpec& ParamSpec::integer(std::string name, std::int64_t def, std::string help, double min,
+                              double max) {
+  defs_.push_back({std::move(name), ParamType::kInt, def, std::move(help), min, max, {}});
+  return *this;
+}
+ParamSpec& ParamSpec::real(std::string name, double def, std::string help, double min,
+                           double max) {
+  defs_.push_back({std::move(name), ParamType::kDouble, def, std::move(help), min, max, {}});
+  return *this;
+}
+ParamSpec& ParamSpec::boolean(std::string name, bool def, std::string help) {
+  ParamDef d;
+  d.name = std::move(name);
+  d.type = ParamType::kBool;
+  d.default_value = def;
+  d.help = std::move(help);
+  defs_.push_back(std::move(d));
+  return *this;
+}
+ParamSpec& ParamSpec::text(std::string name, std::string def, std::string help,
+                           std::vector<std::string> choices) {
+  ParamDef d;
+  d.name = std::move(name);
+  d.type = ParamType::kString;
+  d.default_value = std::move(def);
+  d.help = std::move(help);
+  d.choices = std::move(choices);
+  defs_.push_back(std::move(d));
+  return *this;
+}
+
+bool ParamSpec::has(const std::string& name) const {
+  return std::any_of(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == name; });
+}
+
+Params ParamSpec::defaults() const {
+  Params p;
+  for (const auto& d : defs_) p.set(d.name, d.default_value);
+  return p;
+}
+
+namespace {
+
+std::string range_text(const ParamDef& d) {
+  std::ostringstream os;
+  if (std::isfinite(d.min) && std::isfinite(d.max)) {
+    os << " in [" << d.min << ", " << d.max << "]";
+  } else if (std::isfinite(d.min)) {
+    os << " >= " << d.min;
+  } else if (std::isfinite(d.max)) {
+    os << " <= " << d.max;
+  }
+  return os.str();
+}
+
+ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWhere& where) {
+  const std::string expected = "expected " + to_string(d.type) + range_text(d);
+  if (!node.IsScalar()) throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
+                                            (node.IsMap() ? "map" : "list"));
+  const std::string raw = node.Scalar();
+  auto fail = [&]() { throw ScenarioError(where.at(node) + ": " + expected + ", got '" + raw + "'"); };
+  switch (d.type) {
+    case ParamType::kInt: {
+      std::int64_t v = 0;
+      if (!YAML::convert<std::int64_t>::decode(node, v)) {
+        // Accept 1e6-style integers written as floats only when exact.
+        double f = 0;
+        if (!YAML::convert<double>::decode(node, f) || std::floor(f) != f) fail();
+        v = static_cast<std::int64_t>(f);
+      }
+      if (static_cast<double>(v) < d.min || static_cast<double>(v) > d.max) fail();
+      return v;
+    }
+    case ParamType::kDouble: {
+      double v = 0;
+      if (!YAML::convert<double>::decode(node, v) || !std::isfinite(v)) fail();
+      if (v < d.min || v > d.max) fail();
+      return v;
+    }
+    case ParamType::kBool: {
+      bool v = false;
+      if (!YAML::convert<bool>::decode(node, v)) fail();
+      return v;
+    }
+    case ParamType::kString: {
+      if (!d.choices.empty() &&
+          std::find(d.choices.begin(), d.choices.end(), raw) == d.choices.end()) {
+        throw ScenarioError(where.at(node) + ": unknown value '" + raw + "'; valid values: " +
+                            join(d.choices, ", "));
+      }
+      return raw;
+    }
+  }
+  fail();
+  return {};
+}
+
+}  // namespace
+
+Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where) const {
+  Params p = defaults();
+  if (!node.IsDefined() || node.IsNull()) return p;
+  if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map of parameters");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    auto it = std::find_if(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == key; });
+    if (it == defs_.end()) {
+      std::vector<std::string> names;
+      for (const auto& d : defs_) names.push_back(d.name);
+      throw ScenarioError(where.child(key).at(kv.first) + ": unknown parameter; valid parameters: " +
+                          (names.empty() ? std::string("(none)") : join(names, ", ")));
+    }
+    p.set(key, parse_value(*it, kv.second, where.child(key)));
+  }
+  return p;
+}
+
+std::string ParamSpec::describe() const {
+  std::ostringstream os;
+  for (const auto& d : defs_) {
+    os << "  " << d.name << " (" << to_string(d.type) << ", default " << to_string(d.default_value)
+       << range_text(d) << ")";
+    if (!d.choices.empty()) os << " one of: " << join(d.choices, ", ");
+    os << "\n      " << d.help << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,84 @@
+// One spec per configurable thing (policy, server, workload): each parameter has a type, a
+// default and help text. YAML validation, `fleetsim describe` and the Python docstrings all come
+// from the same spec, so they cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace fleetsim {
+
+enum class ParamType { kInt, kDouble, kBool, kString };
+using ParamValue = std::variant<std::int64_t, double, bool, std::string>;
+
+struct ParamDef {
+  std::string name;
+  ParamType type = ParamType::kInt;
+  ParamValue default_value;
+  std::string help;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // for strings: the valid values (empty = any)
+};
+
+// Where a YAML node came from, for error messages: "file:line: dotted.path".
+struct YamlWhere {
+  std::string file;
+  std::string path;
+  std::string at(const YAML::Node& node) const;       // "file:line: path"
+  YamlWhere child(const std::string& key) const;      // path + "." + key
+};
+
+class Params {
+ public:
+  std::int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  bool get_bool(const std::string& name) const;
+  const std::string& get_string(const std::string& name) const;
+  void set(const std::string& name, ParamValue v) { values_[name] = std::move(v); }
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+
+ private:
+  const ParamValue& get(const std::string& name) const;
+  std::map<std::string, ParamValue> values_;
+};
+
+class ParamSpec {
+ public:
+  ParamSpec& integer(std::string name, std::int64_t def, std::string help,
+                     double min = -std::numeric_limits<double>::infinity(),
+                     double max = std::numeric_limits<double>::infinity());
+  ParamSpec& real(std::string name, double def, std::string help,
+                  double min = -std::numeric_limits<double>::infinity(),
+                  double max = std::numeric_limits<double>::infinity());
+  ParamSpec& boolean(std::string name, bool def, std::string help);
+  ParamSpec& text(std::string name, std::string def, std::string help,
+                  std::vector<std::string> choices = {});
+
+  const std::vector<ParamDef>& defs() const { return defs_; }
+  bool has(const std::string& name) const;
+
+  // Defaults only.
+  Params defaults() const;
+  // Validates a YAML map (or a null node: all defaults). Unknown keys, wrong types and values out
+  // of range throw ScenarioError naming file, line, field and the valid names.
+  Params resolve(const YAML::Node& node, const YamlWhere& where) const;
+  // A human-readable table: name, type, default, help.
+  std::string describe() const;
+
+ private:
+  std::vector<ParamDef> defs_;
+};
+
+std::string to_string(const ParamValue& v);
+std::string to_string(ParamType t);
+
+}  // namespace fleetsim
