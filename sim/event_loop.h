@@ -31,7 +31,7 @@ class EventLoop {
   // Stops run() after the current event.
   void stop() { stopped_ = true; }
   std::uint64_t events_run() const { return events_run_; }
-  std::size_t pending() const { return queue_.size() - cancelled_.size(); }
+  std::size_t pending() const { return pending_ids_.size(); }
 
  private:
   struct Entry {

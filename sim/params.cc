@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "sim/distribution.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -30,6 +31,8 @@ std::string to_string(ParamType t) {
       return "bool";
     case ParamType::kString:
       return "string";
+    case ParamType::kDistribution:
+      return "distribution";
   }
   return "?";
 }
@@ -40,6 +43,8 @@ std::string to_string(const ParamValue& v) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::string>) {
           return x;
+        } else if constexpr (std::is_same_v<T, DistributionPtr>) {
+          return x ? x->describe() : "none";
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
@@ -66,6 +71,9 @@ double Params::get_double(const std::string& name) const { return std::get<doubl
 bool Params::get_bool(const std::string& name) const { return std::get<bool>(get(name)); }
 const std::string& Params::get_string(const std::string& name) const {
   return std::get<std::string>(get(name));
+}
+const Distribution& Params::get_distribution(const std::string& name) const {
+  return *std::get<DistributionPtr>(get(name));
 }
 
 ParamSpec& ParamSpec::integer(std::string name, std::int64_t def, std::string help, double min,
@@ -99,6 +107,16 @@ ParamSpec& ParamSpec::text(std::string name, std::string def, std::string help,
   return *this;
 }
 
+ParamSpec& ParamSpec::distribution(std::string name, DistributionPtr def, std::string help) {
+  ParamDef d;
+  d.name = std::move(name);
+  d.type = ParamType::kDistribution;
+  d.default_value = std::move(def);
+  d.help = std::move(help);
+  defs_.push_back(std::move(d));
+  return *this;
+}
+
 bool ParamSpec::has(const std::string& name) const {
   return std::any_of(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == name; });
 }
@@ -124,6 +142,7 @@ std::string range_text(const ParamDef& d) {
 }
 
 ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWhere& where) {
+  if (d.type == ParamType::kDistribution) return parse_distribution(node, where);
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
   if (!node.IsScalar()) throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
                                             (node.IsMap() ? "map" : "list"));
@@ -160,6 +179,8 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
       }
       return raw;
     }
+    case ParamType::kDistribution:
+      break;
   }
   fail();
   return {};

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,8 +17,11 @@ class Node;
 
 namespace fleetsim {
 
-enum class ParamType { kInt, kDouble, kBool, kString };
-using ParamValue = std::variant<std::int64_t, double, bool, std::string>;
+class Distribution;
+using DistributionPtr = std::shared_ptr<const Distribution>;
+
+enum class ParamType { kInt, kDouble, kBool, kString, kDistribution };
+using ParamValue = std::variant<std::int64_t, double, bool, std::string, DistributionPtr>;
 
 struct ParamDef {
   std::string name;
@@ -43,6 +47,7 @@ class Params {
   double get_double(const std::string& name) const;
   bool get_bool(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
+  const Distribution& get_distribution(const std::string& name) const;
   void set(const std::string& name, ParamValue v) { values_[name] = std::move(v); }
   const std::map<std::string, ParamValue>& values() const { return values_; }
 
@@ -62,6 +67,8 @@ class ParamSpec {
   ParamSpec& boolean(std::string name, bool def, std::string help);
   ParamSpec& text(std::string name, std::string def, std::string help,
                   std::vector<std::string> choices = {});
+  // A number (constant) or {dist: normal, mean: .., std: ..}; see sim/distribution.h.
+  ParamSpec& distribution(std::string name, DistributionPtr def, std::string help);
 
   const std::vector<ParamDef>& defs() const { return defs_; }
   bool has(const std::string& name) const;

@@ -1,0 +1,165 @@
+// fleetsim: the command-line front end. Tables for people, JSON on stdout for tools, logs on
+// stderr. Every user error exits non-zero with a message naming what to fix.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "models/gpu_catalog.h"
+#include "models/llm_catalog.h"
+#include "policies/policy.h"
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+#include "sim/fleet/workload.h"
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "0.0.0"
+#endif
+
+namespace fs = std::filesystem;
+using namespace fleetsim;
+
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string format = "table";
+  std::string out_dir;
+  std::vector<std::string> sets;
+  std::int64_t seed = -1;
+  int threads = 0;
+};
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  if (!f) throw Error("cannot write " + p.string());
+  f << text;
+}
+
+int cmd_run(const RunOptions& o) {
+  std::vector<std::string> sets = o.sets;
+  if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
+  const Scenario s = load_scenario(o.scenario, sets);
+  spdlog::info("running {} ({} arms, {} x {} with {})", s.name, s.arms.size(), s.fleet.pods,
+               s.fleet.gpu, s.fleet.model);
+  const RunResult r = run_scenario(s, o.threads);
+  for (const auto& a : r.arms) {
+    spdlog::info("arm {}: {} requests, {} events", a.name, a.summary.requests, a.events);
+  }
+  const std::string json = result_json(r, s).dump(2) + "\n";
+  if (o.format == "json") {
+    std::cout << json;
+  } else if (o.format == "csv") {
+    write_summary_csv(std::cout, r);
+  } else {
+    write_table(std::cout, r, s);
+  }
+  if (!o.out_dir.empty()) {
+    fs::create_directories(o.out_dir);
+    write_file(fs::path(o.out_dir) / "result.json", json);
+    std::ostringstream summary, requests;
+    write_summary_csv(summary, r);
+    write_requests_csv(requests, r);
+    write_file(fs::path(o.out_dir) / "summary.csv", summary.str());
+    write_file(fs::path(o.out_dir) / "requests.csv", requests.str());
+    spdlog::info("wrote result.json, summary.csv, requests.csv to {}", o.out_dir);
+  }
+  return 0;
+}
+
+int cmd_list(const std::string& what) {
+  if (what == "policies") {
+    for (const auto& [name, e] : PolicyRegistry::instance().entries()) {
+      std::cout << std::left << std::setw(20) << name << e.description << "\n";
+    }
+  } else if (what == "workloads") {
+    for (const auto& [name, e] : WorkloadRegistry::instance().entries()) {
+      std::cout << std::left << std::setw(20) << name << e.description << "\n";
+    }
+  } else if (what == "gpus") {
+    for (const auto& g : gpu_catalog()) {
+      std::cout << std::left << std::setw(16) << g.name << std::right << std::setw(7)
+                << g.memory_gib << " GiB " << std::setw(7) << g.memory_bandwidth_gbs << " GB/s "
+                << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s "
+                << std::setw(7) << g.fp8_tflops << " FP8 TFLOP/s\n";
+    }
+  } else if (what == "models") {
+    for (const auto& name : model_names()) {
+      const LlmSpec& m = find_model(name);
+      std::cout << std::left << std::setw(34) << name << std::right << std::setw(7) << m.params_b
+                << "B params  " << std::setw(3) << m.layers << " layers  " << m.num_kv_heads
+                << " KV heads  " << m.kv_bytes_per_token(2, 1) << " KV bytes/token (bf16)\n";
+    }
+  }
+  return 0;
+}
+
+int cmd_describe(const std::string& name) {
+  auto show = [&](const auto& entry) {
+    std::cout << name << ": " << entry.description << "\nparameters:\n" << entry.spec.describe();
+    return 0;
+  };
+  if (WorkloadRegistry::instance().contains(name)) {
+    return show(WorkloadRegistry::instance().get(name, "workload"));
+  }
+  return show(PolicyRegistry::instance().get(name, "policy"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("fleetsim");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%l] %v");
+
+  CLI::App app{"fleetsim: a discrete-event simulator of LLM inference fleets"};
+  app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "log level on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a scenario and print its results");
+  run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
+  run_cmd->add_option("--format", run.format, "output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  run_cmd->add_option("--out", run.out_dir, "also write result.json, summary.csv, requests.csv here");
+  run_cmd->add_option("--seed", run.seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--set", run.sets, "override a field by dotted path: PATH=VALUE (repeatable)");
+  run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
+      ->check(CLI::NonNegativeNumber);
+
+  std::string list_what;
+  CLI::App* list_cmd = app.add_subcommand("list", "list policies, workloads, GPUs or models");
+  list_cmd->add_option("what", list_what, "policies | workloads | gpus | models")
+      ->required()
+      ->check(CLI::IsMember({"policies", "workloads", "gpus", "models"}));
+
+  std::string describe_name;
+  CLI::App* describe_cmd = app.add_subcommand("describe", "show a policy's or workload's parameters");
+  describe_cmd->add_option("name", describe_name, "policy or workload name")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  try {
+    if (*run_cmd) return cmd_run(run);
+    if (*list_cmd) return cmd_list(list_what);
+    if (*describe_cmd) return cmd_describe(describe_name);
+  } catch (const InternalError& e) {
+    std::cerr << "internal error (a bug, please report): " << e.what() << "\n";
+    return 3;
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,58 @@
+#include "models/conversation.h"
+
+#include <xxhash.h>
+
+#include "models/block_hash.h"
+#include "sim/distribution.h"
+
+namespace fleetsim {
+namespace {
+constexpr std::uint64_t kSystemPrompt = 1;
+constexpr std::uint64_t kQuestion = 2;
+constexpr std::uint64_t kAnswer = 3;
+constexpr std::uint64_t kSharedConversation = ~0ULL;
+}  // namespace
+
+std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::uint64_t turn) {
+  const std::uint64_t key[3] = {kind, conversation, turn};
+  return XXH3_64bits(key, sizeof key);
+}
+
+Conversation::Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed)
+    : id_(id), shape_(&shape), rng_(make_rng(seed, "conversation/" + std::to_string(id))) {
+  const auto conv = shape.shared_system_prompt ? kSharedConversation : static_cast<std::uint64_t>(id);
+  std::int32_t sys_tokens = 0;
+  if (shape.shared_system_prompt) {
+    // One length for everyone: drawn from a stream all conversations share.
+    Rng shared = make_rng(seed, "conversation/shared-system");
+    sys_tokens = sample_tokens(*shape.system_prompt_tokens, shared, 0);
+  } else {
+    sys_tokens = sample_tokens(*shape.system_prompt_tokens, rng_, 0);
+  }
+  if (sys_tokens > 0) history_.push_back(Segment{content_id(kSystemPrompt, conv, 0), sys_tokens});
+}
+
+Request Conversation::make_turn_request() {
+  ++turn_;
+  const auto conv = static_cast<std::uint64_t>(id_);
+  const auto turn = static_cast<std::uint64_t>(turn_);
+  const std::int32_t q =
+      sample_tokens(*shape_->question_tokens, rng_) + shape_->template_tokens_per_turn;
+  const std::int32_t a = sample_tokens(*shape_->answer_tokens, rng_);
+  history_.push_back(Segment{content_id(kQuestion, conv, turn), q});
+  pending_answer_ = Segment{content_id(kAnswer, conv, turn), a};
+
+  Request r;
+  r.conversation = id_;
+  r.turn = turn_;
+  r.session = "conv-" + std::to_string(id_);
+  r.prompt = history_;
+  r.prompt_tokens = total_tokens(history_);
+  r.output_tokens = a;
+  r.output_content_id = pending_answer_.content_id;
+  return r;
+}
+
+void Conversation::complete_turn() { history_.push_back(pending_answer_); }
+
+}  // namespace fleetsim

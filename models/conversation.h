@@ -1,0 +1,47 @@
+// Content of multi-turn conversations: the segments each turn adds and the lengths drawn for
+// them. Every conversation draws from its own random stream, so its content does not depend on
+// how turns of different conversations interleave in time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/request.h"
+#include "sim/params.h"
+#include "sim/rng.h"
+
+namespace fleetsim {
+
+struct ConversationShape {
+  DistributionPtr system_prompt_tokens;
+  bool shared_system_prompt = false;  // one system prompt for all conversations
+  DistributionPtr question_tokens;
+  DistributionPtr answer_tokens;
+  std::int32_t template_tokens_per_turn = 0;  // chat-template tokens wrapping each exchange
+};
+
+// Stable content ids: the same (kind, conversation, turn) always names the same text.
+std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::uint64_t turn);
+
+class Conversation {
+ public:
+  Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed);
+
+  std::int64_t id() const { return id_; }
+  std::int32_t next_turn() const { return turn_ + 1; }
+  // The request of the next turn: the whole history plus a new question; its answer is drawn
+  // now so its tokens are known when they are cached.
+  Request make_turn_request();
+  // Appends the answer of the last turn to the history (the client resends it next turn).
+  void complete_turn();
+
+ private:
+  std::int64_t id_;
+  const ConversationShape* shape_;
+  Rng rng_;
+  std::int32_t turn_ = 0;
+  std::vector<Segment> history_;
+  Segment pending_answer_{};
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,253 @@
+#include "models/cost_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+// Where the defaults come from.
+//
+// Efficiencies: the Vidur per-operator profiles in shared/data/profiles (microsoft/vidur,
+// data/profiling/compute) time each linear operator of one transformer layer against the
+// number of tokens. Summing attn_pre_proj, attn_post_proj, mlp_up_proj and mlp_down_proj at
+// tensor parallel 1 (models/cost_model_profile_test.cc recomputes all of this):
+//  - A100-SXM, Meta-Llama-3-8B: one token takes 0.276 ms a layer for 436 MB of BF16 weights,
+//    1.58 TB/s = 0.775 of 2,039 GB/s; the steps of 2,048 to 16,384 tokens average 0.723 of the
+//    312 TFLOP/s BF16 peak (0.69 to 0.74), 0.740 at the margin (slope of a least-squares line).
+//  - H100-SXM, Llama-2-7b-hf: one token streams at 0.774 of 3,350 GB/s (0.80 at 2 to 8
+//    tokens); the steps of 2,048 to 4,096 tokens average 0.717 of 989.4 TFLOP/s (0.67 to 0.78:
+//    sizes between powers of two lose to tile quantization), 0.769 at the margin.
+// One default each, shared by every GPU: bandwidth 0.78, compute 0.73 (within 1.3 points of
+// both averages and 4 points of both margins).
+//
+// Step overhead: what a step costs beyond its matrix products and DRAM traffic, i.e. the
+// scheduler, input preparation, sampling, detokenization hand-off and the small non-matmul
+// kernels. vLLM PR #17866 (V1 engine, May 2025) serves Llama-3.2-1B one request at a time with
+// a mean TPOT of 2.73 ms; streaming its 2.47 GB of BF16 weights at 0.78 of an H100's (A100's)
+// bandwidth takes 0.95 (1.55) ms, which leaves 1.2 to 1.8 ms a step: we take 1.5 ms. (The V0
+// engine's gap was larger, about 4 ms a decode step: vllm-project/vllm#6854.)
+
+namespace {
+
+constexpr double kBf16Bytes = 2.0;
+
+// TP all-reduces per layer: one after attention (o_proj), one after the MLP (down_proj).
+constexpr double kAllReducesPerLayer = 2.0;
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+}  // namespace
+
+RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
+                                     double compute_efficiency, double bandwidth_efficiency,
+                                     double step_overhead_ms, double allreduce_bandwidth_gbs,
+                                     std::int32_t kv_dtype_bytes)
+    : gpu_(std::move(gpu)),
+      llm_(std::move(llm)),
+      tp_(tp),
+      compute_efficiency_(compute_efficiency),
+      bandwidth_efficiency_(bandwidth_efficiency),
+      step_overhead_ms_(step_overhead_ms),
+      allreduce_bandwidth_gbs_(allreduce_bandwidth_gbs > 0 ? allreduce_bandwidth_gbs
+                                                           : gpu_.interconnect_gbs),
+      kv_bytes_per_token_(0) {
+  if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
+  if (compute_efficiency_ <= 0 || bandwidth_efficiency_ <= 0) {
+    throw ScenarioError("cost model efficiencies must be > 0");
+  }
+  if (tp_ > 1 && allreduce_bandwidth_gbs_ <= 0) {
+    throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
+  }
+  kv_bytes_per_token_ = llm_.kv_bytes_per_token(kv_dtype_bytes, tp_);
+}
+
+double RooflineCostModel::linear_peak_tflops() const {
+  const bool fp8_weights = llm_.weight_bytes == 1;
+  return fp8_weights && gpu_.fp8_tflops > 0 ? gpu_.fp8_tflops : gpu_.bf16_tflops;
+}
+
+double RooflineCostModel::weight_bytes_per_step() const {
+  // The embedding table is only gathered (a few rows a token); every other weight, lm_head
+  // included, is read once per step whatever the batch.
+  return (llm_.weight_bytes_total() - llm_.embedding_params() * kBf16Bytes) / tp_;
+}
+
+RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchEntry> batch) const {
+  Breakdown b;
+  double tokens = 0;
+  double context = 0;
+  double attention_pairs = 0;  // sum of new x (context + new / 2): query-key pairs, causal
+  double entries = 0;
+  for (const auto& e : batch) {
+    if (e.new_tokens <= 0) continue;
+    const double n = e.new_tokens;
+    const double c = e.context_tokens;
+    tokens += n;
+    context += c;
+    attention_pairs += n * (c + n / 2.0);
+    entries += 1;
+  }
+  if (entries == 0) return b;
+
+  const double parts = tp_;
+  // Linear layers: 2 FLOPs per weight per token, at the weights' compute dtype.
+  const double linear_flops = 2.0 * llm_.active_params() * tokens / parts;
+  // BF16 work: QK^T and PV (2 FLOPs x 2 products per query-key pair per head dimension) and
+  // the lm_head for one sampled position per request (vLLM computes logits only there).
+  const double attention_flops =
+      4.0 * llm_.layers * llm_.num_heads * llm_.head_dim * attention_pairs / parts;
+  const double logits_flops = 2.0 * llm_.embedding_params() * entries / parts;
+  const double bf16_flops = attention_flops + logits_flops;
+  b.flops = linear_flops + bf16_flops;
+  b.compute_ms = (linear_flops / (compute_efficiency_ * linear_peak_tflops() * 1e12) +
+                  bf16_flops / (compute_efficiency_ * gpu_.bf16_tflops * 1e12)) *
+                 1e3;
+
+  // DRAM traffic: weights once, the KV of every context token read, the new tokens' KV
+  // written. Activations are left out: at the sizes where they would matter (thousands of
+  // tokens) the step is compute-bound, so they never move the max().
+  const double kv = static_cast<double>(kv_bytes_per_token_);
+  b.bytes = weight_bytes_per_step() + kv * context + kv * tokens;
+  b.memory_ms = b.bytes / (bandwidth_efficiency_ * gpu_.memory_bandwidth_gbs * 1e9) * 1e3;
+
+  if (tp_ > 1) {
+    // Ring all-reduce of the [tokens, hidden] BF16 activations: each GPU sends and receives
+    // 2 (tp - 1) / tp of the buffer.
+    const double buffer = tokens * llm_.hidden_size * kBf16Bytes;
+    const double per_gpu = 2.0 * (parts - 1.0) / parts * buffer;
+    b.allreduce_ms =
+        kAllReducesPerLayer * llm_.layers * per_gpu / (allreduce_bandwidth_gbs_ * 1e9) * 1e3;
+  }
+  b.overhead_ms = step_overhead_ms_;
+  b.total_ms = std::max(b.compute_ms, b.memory_ms) + b.allreduce_ms + b.overhead_ms;
+  return b;
+}
+
+TimeNs RooflineCostModel::step_time(std::span<const BatchEntry> batch) const {
+  return ms_to_ns(breakdown(batch).total_ms);
+}
+
+std::string RooflineCostModel::describe() const {
+  const bool dequant = llm_.weight_bytes == 1 && gpu_.fp8_tflops <= 0;
+  return "roofline: " + llm_.name + " on " + gpu_.name + " x" + std::to_string(tp_) +
+         ", linear peak " + fmt("%.1f", linear_peak_tflops()) + " TFLOP/s" +
+         (dequant ? " (FP8 weights, BF16 compute)" : "") + " x " +
+         fmt("%.2f", compute_efficiency_) + ", " + fmt("%.0f", gpu_.memory_bandwidth_gbs) +
+         " GB/s x " + fmt("%.2f", bandwidth_efficiency_) + ", weights " +
+         fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step, KV " +
+         std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
+         fmt("%.2f", step_overhead_ms_) + " ms" +
+         (tp_ > 1 ? ", all-reduce " + fmt("%.0f", allreduce_bandwidth_gbs_) + " GB/s" : "");
+}
+
+double FittedCostModel::step_time_ms(std::span<const BatchEntry> batch) const {
+  double prefill_sum = 0, prefill_sum_sq = 0, decode_ctx = 0, decode_count = 0;
+  bool any_prefill = false;
+  for (const auto& e : batch) {
+    if (e.new_tokens > 1) {
+      const double l = e.new_tokens;
+      prefill_sum += l;
+      prefill_sum_sq += l * l;
+      any_prefill = true;
+    } else if (e.new_tokens == 1) {
+      decode_ctx += e.context_tokens;
+      decode_count += 1;
+    }
+  }
+  double ms = 0;
+  if (any_prefill) {
+    ms += c_.prefill_a_ms + c_.prefill_b_ms_per_token * prefill_sum +
+          c_.prefill_c_ms_per_token2 * prefill_sum_sq;
+  }
+  if (decode_count > 0) {
+    ms += c_.decode_a_ms + c_.decode_b_ms_per_ctx_token * decode_ctx +
+          c_.decode_c_ms_per_seq * decode_count;
+  }
+  return ms;
+}
+
+TimeNs FittedCostModel::step_time(std::span<const BatchEntry> batch) const {
+  // A fit can extrapolate below zero; time never goes back.
+  return std::max<TimeNs>(0, ms_to_ns(step_time_ms(batch)));
+}
+
+std::string FittedCostModel::describe() const {
+  return "fitted: prefill " + fmt("%g", c_.prefill_a_ms) + " + " +
+         fmt("%g", c_.prefill_b_ms_per_token) + " sum(l) + " +
+         fmt("%g", c_.prefill_c_ms_per_token2) + " sum(l^2) ms; decode " +
+         fmt("%g", c_.decode_a_ms) + " + " + fmt("%g", c_.decode_b_ms_per_ctx_token) +
+         " sum(ctx) + " + fmt("%g", c_.decode_c_ms_per_seq) + " batch ms";
+}
+
+const ParamSpec& cost_model_spec() {
+  // The fitted defaults are the roofline defaults for Llama-3.1-8B on an A100-80GB-SXM where
+  // each part is bound: prefill compute-bound (b = 2 x 6.98e9 FLOP / (0.73 x 312 TFLOP/s),
+  // c = 2 x 32 layers x 32 heads x 128 / (0.73 x 312 TFLOP/s)), decode memory-bound
+  // (a = 1.5 ms + 15.01 GB / (0.78 x 2,039 GB/s), b and c = 131,072 KV bytes / same bandwidth).
+  static const ParamSpec spec = [] {
+    ParamSpec s;
+    s.text("type", "roofline",
+           "cost model: 'roofline' (from the GPU and model catalogs) or 'fitted' (coefficients "
+           "below, fitted to your own step timings)",
+           {"roofline", "fitted"})
+        .real("compute_efficiency", kDefaultComputeEfficiency,
+              "roofline: fraction of the dense tensor-core peak large matrix products reach "
+              "(Vidur A100/H100 profiles: 0.72 on average over 2k-16k-token steps, 0.74-0.77 "
+              "at the margin)",
+              0.01, 1.0)
+        .real("bandwidth_efficiency", kDefaultBandwidthEfficiency,
+              "roofline: fraction of the peak DRAM bandwidth a weight-streaming step reaches "
+              "(Vidur A100/H100 profiles: 0.775 at one token)",
+              0.01, 1.0)
+        .real("step_overhead_ms", kDefaultStepOverheadMs,
+              "roofline: fixed cost of every step (vLLM V1 scheduling, input preparation, "
+              "sampling, small kernels), ms",
+              0.0)
+        .real("allreduce_bandwidth_gbs", 0.0,
+              "roofline: per-direction GPU link bandwidth for tensor-parallel all-reduces, GB/s; "
+              "0 = the GPU catalog's interconnect (NVLink or PCIe)",
+              0.0)
+        .real("prefill_a_ms", 1.5, "fitted: prefill intercept, ms per step with a prefill")
+        .real("prefill_b_ms_per_token", 0.06129, "fitted: prefill ms per new token")
+        .real("prefill_c_ms_per_token2", 1.151e-6,
+              "fitted: prefill ms per squared new tokens (attention)")
+        .real("decode_a_ms", 10.94, "fitted: decode intercept, ms per step with decodes")
+        .real("decode_b_ms_per_ctx_token", 8.241e-5, "fitted: decode ms per context token")
+        .real("decode_c_ms_per_seq", 8.241e-5, "fitted: decode ms per decoding request");
+    return s;
+  }();
+  return spec;
+}
+
+std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& gpu,
+                                           const LlmSpec& llm, std::int32_t tp,
+                                           std::int32_t kv_dtype_bytes) {
+  const std::string& type = params.get_string("type");
+  if (tp < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
+  if (type == "roofline") {
+    return std::make_unique<RooflineCostModel>(
+        gpu, llm, tp, params.get_double("compute_efficiency"),
+        params.get_double("bandwidth_efficiency"), params.get_double("step_overhead_ms"),
+        params.get_double("allreduce_bandwidth_gbs"), kv_dtype_bytes);
+  }
+  if (type == "fitted") {
+    FittedCoefficients c;
+    c.prefill_a_ms = params.get_double("prefill_a_ms");
+    c.prefill_b_ms_per_token = params.get_double("prefill_b_ms_per_token");
+    c.prefill_c_ms_per_token2 = params.get_double("prefill_c_ms_per_token2");
+    c.decode_a_ms = params.get_double("decode_a_ms");
+    c.decode_b_ms_per_ctx_token = params.get_double("decode_b_ms_per_ctx_token");
+    c.decode_c_ms_per_seq = params.get_double("decode_c_ms_per_seq");
+    return std::make_unique<FittedCostModel>(c);
+  }
+  throw UnknownNameError("cost model", type, {"fitted", "roofline"});
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,114 @@
+// The time of ONE engine step from the shape of its batch. Two forms:
+//  - roofline: max(FLOPs / (eta_c x peak), bytes / (eta_m x bandwidth)) + all-reduce + overhead,
+//    from the GPU and model catalogs; efficiencies calibrated on public per-operator profiles;
+//  - fitted: a + b.sum(l) + c.sum(l^2) for prefills, a + b.sum(ctx) + c.batch for decodes, with
+//    coefficients a user fitted (least squares) to their own measurements.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "models/gpu_catalog.h"
+#include "models/llm_catalog.h"
+#include "sim/params.h"
+#include "sim/time.h"
+
+namespace fleetsim {
+
+// One request's share of a step.
+struct BatchEntry {
+  std::int32_t new_tokens = 0;  // tokens computed this step (1 for a decode, a chunk for prefill)
+  // Tokens already in the KV cache for this request before this step (prefix hits + earlier
+  // chunks + decoded tokens).
+  std::int32_t context_tokens = 0;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Duration of one step running `batch`; an empty batch takes no time.
+  virtual TimeNs step_time(std::span<const BatchEntry> batch) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+// Calibrated defaults, shared by every scenario (see cost_model.cc for the derivations).
+inline constexpr double kDefaultComputeEfficiency = 0.73;
+inline constexpr double kDefaultBandwidthEfficiency = 0.78;
+inline constexpr double kDefaultStepOverheadMs = 1.5;
+
+class RooflineCostModel : public CostModel {
+ public:
+  // allreduce_bandwidth_gbs <= 0 means the GPU's catalog interconnect bandwidth.
+  RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, double compute_efficiency,
+                    double bandwidth_efficiency, double step_overhead_ms,
+                    double allreduce_bandwidth_gbs, std::int32_t kv_dtype_bytes = 2);
+
+  // Per-GPU quantities of one step, for tests and diagnostics.
+  struct Breakdown {
+    double flops = 0;         // per GPU
+    double bytes = 0;         // per GPU, DRAM traffic
+    double compute_ms = 0;    // FLOPs at the effective peak(s)
+    double memory_ms = 0;     // bytes at the effective bandwidth
+    double allreduce_ms = 0;  // tensor-parallel all-reduces (0 at tp = 1)
+    double overhead_ms = 0;   // fixed per-step cost
+    double total_ms = 0;      // max(compute, memory) + all-reduce + overhead
+  };
+  Breakdown breakdown(std::span<const BatchEntry> batch) const;
+
+  TimeNs step_time(std::span<const BatchEntry> batch) const override;
+  std::string describe() const override;
+
+  // Peak (TFLOP/s) the linear layers run at: FP8 for FP8 weights on a GPU with FP8 tensor
+  // cores, BF16 otherwise (FP8 weights on Ampere are dequantized to BF16, Marlin-style).
+  double linear_peak_tflops() const;
+  // Weight bytes one step streams from DRAM, per GPU (everything but the embedding table).
+  double weight_bytes_per_step() const;
+
+ private:
+  GpuSpec gpu_;
+  LlmSpec llm_;
+  std::int32_t tp_;
+  double compute_efficiency_;
+  double bandwidth_efficiency_;
+  double step_overhead_ms_;
+  double allreduce_bandwidth_gbs_;
+  std::int64_t kv_bytes_per_token_;  // per GPU
+};
+
+struct FittedCoefficients {
+  double prefill_a_ms = 0;
+  double prefill_b_ms_per_token = 0;
+  double prefill_c_ms_per_token2 = 0;
+  double decode_a_ms = 0;
+  double decode_b_ms_per_ctx_token = 0;
+  double decode_c_ms_per_seq = 0;
+};
+
+// Prefill entries (new_tokens > 1) cost a + b.sum(l) + c.sum(l^2) with l their new tokens;
+// decode entries (new_tokens == 1) cost a + b.sum(ctx) + c.batch with ctx their context tokens
+// and batch their count. A mixed batch pays both parts; each part's `a` is paid once per step.
+class FittedCostModel : public CostModel {
+ public:
+  explicit FittedCostModel(FittedCoefficients c) : c_(c) {}
+  double step_time_ms(std::span<const BatchEntry> batch) const;
+  TimeNs step_time(std::span<const BatchEntry> batch) const override;
+  std::string describe() const override;
+  const FittedCoefficients& coefficients() const { return c_; }
+
+ private:
+  FittedCoefficients c_;
+};
+
+// The one spec of the cost-model parameters (type, efficiencies, overhead, all-reduce
+// bandwidth, fitted coefficients), with the calibrated defaults.
+const ParamSpec& cost_model_spec();
+
+// Builds the model `params` names ("roofline" or "fitted"); an unknown type throws
+// UnknownNameError listing the valid ones; tp < 1 throws ScenarioError.
+std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& gpu,
+                                           const LlmSpec& llm, std::int32_t tp,
+                                           std::int32_t kv_dtype_bytes = 2);
+
+}  // namespace fleetsim

@@ -1,0 +1,186 @@
+#include "models/cost_model.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+RooflineCostModel roofline(const std::string& gpu, const std::string& model, int tp = 1) {
+  return RooflineCostModel(find_gpu(gpu), find_model(model), tp, kDefaultComputeEfficiency,
+                           kDefaultBandwidthEfficiency, kDefaultStepOverheadMs, 0.0);
+}
+
+TEST(RooflineCostModel, DecodeOfOneIsWeightStreamingPlusOverhead) {
+  const RooflineCostModel m = roofline("A100-80GB-SXM", "Llama-3.1-8B");
+  // Weights streamed per step: 16.06 GB of BF16 minus the 1.05 GB embedding table (gathered,
+  // not streamed) = 15.01 GB; KV of 1000 context tokens + 1 new at 131,072 B each.
+  const double weights = 16.0606e9 - 128256.0 * 4096 * 2;
+  EXPECT_NEAR(m.weight_bytes_per_step(), weights, 1e6);
+  const std::vector<BatchEntry> batch = {{1, 1000}};
+  const double bytes = weights + 1001.0 * 131072;
+  const double expected_ms = bytes / (0.78 * 2039e9) * 1e3 + 1.5;  // ~ 9.52 + 1.5
+  const auto b = m.breakdown(batch);
+  EXPECT_GT(b.memory_ms, 10 * b.compute_ms);  // deep in the memory-bound regime
+  EXPECT_NEAR(b.total_ms, expected_ms, 0.01);
+  EXPECT_NEAR(b.total_ms, 11.0, 0.1);
+  EXPECT_EQ(b.allreduce_ms, 0.0);
+  EXPECT_EQ(m.step_time(batch), ms_to_ns(b.total_ms));
+}
+
+TEST(RooflineCostModel, LargePrefillIsComputeBound) {
+  const RooflineCostModel m = roofline("A100-80GB-SXM", "Llama-3.1-8B");
+  const std::vector<BatchEntry> batch = {{8192, 0}};
+  const auto b = m.breakdown(batch);
+  // 2 x 6.979e9 x 8192 linear FLOPs + 2 x 32 x 32 x 128 x 8192^2 attention + one logits row.
+  const double flops = 2 * 6'979'321'856.0 * 8192 + 262'144.0 * 8192 * 8192 + 2.0 * 128256 * 4096;
+  EXPECT_NEAR(b.flops, flops, 1e6);
+  EXPECT_GT(b.compute_ms, 3 * b.memory_ms);
+  EXPECT_NEAR(b.total_ms, flops / (0.73 * 312e12) * 1e3 + 1.5, 1e-6);
+  // The Vidur profile puts the linear layers alone at 32 x 15.6 ms = 498 ms for 8192 tokens.
+  EXPECT_NEAR(2 * 6'979'321'856.0 * 8192 / (0.73 * 312e12) * 1e3, 498, 15);
+}
+
+TEST(RooflineCostModel, Fp8OnA100MovesHalfTheBytesButComputesAtBf16) {
+  const RooflineCostModel bf16 = roofline("A100-80GB-PCIe", "Qwen3-32B");
+  const RooflineCostModel fp8 = roofline("A100-80GB-PCIe", "Qwen3-32B-FP8");
+  EXPECT_DOUBLE_EQ(fp8.linear_peak_tflops(), 312);
+  EXPECT_DOUBLE_EQ(bf16.linear_peak_tflops(), 312);
+  // Linear weights are halved exactly; lm_head stays BF16, so the ratio is a little over 1/2.
+  const double ratio = fp8.weight_bytes_per_step() / bf16.weight_bytes_per_step();
+  EXPECT_GT(ratio, 0.5);
+  EXPECT_LT(ratio, 0.52);
+  const std::vector<BatchEntry> decode = {{1, 500}};
+  EXPECT_LT(fp8.breakdown(decode).memory_ms, 0.53 * bf16.breakdown(decode).memory_ms);
+  // Same FLOPs at the same peak: a large prefill costs the same.
+  const std::vector<BatchEntry> prefill = {{4096, 0}};
+  EXPECT_DOUBLE_EQ(fp8.breakdown(prefill).compute_ms, bf16.breakdown(prefill).compute_ms);
+  EXPECT_NE(fp8.describe().find("BF16 compute"), std::string::npos);
+}
+
+TEST(RooflineCostModel, Fp8OnHopperComputesAtFp8Peak) {
+  const RooflineCostModel bf16 = roofline("H100-SXM", "Qwen3-32B");
+  const RooflineCostModel fp8 = roofline("H100-SXM", "Qwen3-32B-FP8");
+  EXPECT_NEAR(fp8.linear_peak_tflops(), 1978.9, 1e-9);
+  const std::vector<BatchEntry> prefill = {{2048, 0}};
+  const double r = fp8.breakdown(prefill).compute_ms / bf16.breakdown(prefill).compute_ms;
+  EXPECT_GT(r, 0.5);  // attention and logits stay BF16
+  EXPECT_LT(r, 0.55);
+}
+
+TEST(RooflineCostModel, TensorParallelSplitsWorkAndAddsAllReduce) {
+  const RooflineCostModel tp1 = roofline("H100-SXM", "Llama-3.1-70B", 1);
+  const RooflineCostModel tp4 = roofline("H100-SXM", "Llama-3.1-70B", 4);
+  const std::vector<BatchEntry> batch = {{2048, 0}, {1, 3000}};
+  const auto b1 = tp1.breakdown(batch);
+  const auto b4 = tp4.breakdown(batch);
+  EXPECT_NEAR(b4.flops, b1.flops / 4, b1.flops * 1e-12);
+  EXPECT_EQ(b1.allreduce_ms, 0.0);
+  // 2 all-reduces x 80 layers x 2 (3/4) x 2049 tokens x 8192 x 2 B over 450 GB/s.
+  const double expected = 2 * 80 * 1.5 * 2049.0 * 8192 * 2 / 450e9 * 1e3;
+  EXPECT_NEAR(b4.allreduce_ms, expected, 1e-9);
+  // A user-given link bandwidth overrides the catalog's.
+  const RooflineCostModel pcie(find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 4, 0.73, 0.78,
+                               1.5, 45.0);
+  EXPECT_NEAR(pcie.breakdown(batch).allreduce_ms, 10 * expected, 1e-9);
+}
+
+TEST(RooflineCostModel, EmptyBatchTakesNoTime) {
+  const RooflineCostModel m = roofline("L40S", "Qwen2.5-7B-Instruct");
+  EXPECT_EQ(m.step_time({}), 0);
+  const std::vector<BatchEntry> idle = {{0, 100}};
+  EXPECT_EQ(m.step_time(idle), 0);
+}
+
+TEST(RooflineCostModel, LongerContextAndBiggerBatchesCostMore) {
+  const RooflineCostModel m = roofline("RTX-PRO-6000", "Qwen3-32B-FP8");
+  const std::vector<BatchEntry> short_ctx = {{1, 100}};
+  const std::vector<BatchEntry> long_ctx = {{1, 30000}};
+  EXPECT_LT(m.step_time(short_ctx), m.step_time(long_ctx));
+  std::vector<BatchEntry> many(64, BatchEntry{1, 2000});
+  EXPECT_LT(m.step_time(long_ctx), m.step_time(many));
+}
+
+TEST(FittedCostModel, ReproducesItsFormulaExactly) {
+  FittedCoefficients c;
+  c.prefill_a_ms = 3.0;
+  c.prefill_b_ms_per_token = 0.05;
+  c.prefill_c_ms_per_token2 = 1e-6;
+  c.decode_a_ms = 9.0;
+  c.decode_b_ms_per_ctx_token = 1e-4;
+  c.decode_c_ms_per_seq = 0.02;
+  const FittedCostModel m(c);
+
+  const std::vector<BatchEntry> prefill = {{512, 0}, {1000, 64}};
+  const double p = 3.0 + 0.05 * 1512 + 1e-6 * (512.0 * 512 + 1000.0 * 1000);
+  EXPECT_DOUBLE_EQ(m.step_time_ms(prefill), p);
+
+  const std::vector<BatchEntry> decode = {{1, 100}, {1, 900}, {1, 4000}};
+  const double d = 9.0 + 1e-4 * 5000 + 0.02 * 3;
+  EXPECT_DOUBLE_EQ(m.step_time_ms(decode), d);
+
+  const std::vector<BatchEntry> mixed = {{512, 0}, {1, 100}, {1000, 64}, {1, 900}, {1, 4000}};
+  EXPECT_DOUBLE_EQ(m.step_time_ms(mixed), p + d);
+  EXPECT_EQ(m.step_time(mixed), ms_to_ns(p + d));
+  EXPECT_EQ(m.step_time({}), 0);
+}
+
+TEST(FittedCostModel, DefaultsApproximateTheRooflineForLlama8bOnA100) {
+  const auto fitted = make_cost_model(
+      [] {
+        Params p = cost_model_spec().defaults();
+        p.set("type", std::string("fitted"));
+        return p;
+      }(),
+      find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1);
+  const auto roof = make_cost_model(cost_model_spec().defaults(), find_gpu("A100-80GB-SXM"),
+                                    find_model("Llama-3.1-8B"), 1);
+  for (const std::vector<BatchEntry>& batch :
+       {std::vector<BatchEntry>{{1, 0}}, std::vector<BatchEntry>{{1, 4000}, {1, 8000}},
+        std::vector<BatchEntry>{{2048, 0}}, std::vector<BatchEntry>{{8192, 0}}}) {
+    const double f = ns_to_ms(fitted->step_time(batch));
+    const double r = ns_to_ms(roof->step_time(batch));
+    EXPECT_NEAR(f / r, 1.0, 0.01) << f << " vs " << r;
+  }
+}
+
+TEST(CostModelFactory, DefaultsAreTheCalibratedRoofline) {
+  const Params p = cost_model_spec().defaults();
+  EXPECT_EQ(p.get_string("type"), "roofline");
+  EXPECT_DOUBLE_EQ(p.get_double("compute_efficiency"), kDefaultComputeEfficiency);
+  EXPECT_DOUBLE_EQ(p.get_double("bandwidth_efficiency"), kDefaultBandwidthEfficiency);
+  EXPECT_DOUBLE_EQ(p.get_double("step_overhead_ms"), kDefaultStepOverheadMs);
+  for (const auto& def : cost_model_spec().defs()) EXPECT_FALSE(def.help.empty()) << def.name;
+  const auto m = make_cost_model(p, find_gpu("H200"), find_model("Qwen3-32B"), 1);
+  EXPECT_NE(dynamic_cast<const RooflineCostModel*>(m.get()), nullptr);
+  EXPECT_NE(m->describe().find("roofline"), std::string::npos);
+}
+
+TEST(CostModelFactory, UnknownTypeListsTheValidOnes) {
+  Params p = cost_model_spec().defaults();
+  p.set("type", std::string("vidur"));
+  try {
+    make_cost_model(p, find_gpu("H200"), find_model("Qwen3-32B"), 1);
+    FAIL() << "expected UnknownNameError";
+  } catch (const UnknownNameError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("vidur"), std::string::npos);
+    EXPECT_NE(msg.find("fitted"), std::string::npos);
+    EXPECT_NE(msg.find("roofline"), std::string::npos);
+  }
+  // Through YAML, the spec's choices reject it first.
+  const YAML::Node node = YAML::Load("{type: vidur}");
+  EXPECT_THROW(cost_model_spec().resolve(node, YamlWhere{"s.yaml", "pods.cost_model"}),
+               ScenarioError);
+  EXPECT_THROW(
+      make_cost_model(cost_model_spec().defaults(), find_gpu("H200"), find_model("Qwen3-32B"), 0),
+      ScenarioError);
+}
+
+}  // namespace
+}  // namespace fleetsim

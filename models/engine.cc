@@ -1,0 +1,227 @@
+#include "models/engine.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+Engine::Engine(const EngineConfig& config, std::int32_t num_blocks)
+    : config_(config), cache_(num_blocks, config.block_size, config.enable_prefix_caching) {
+  if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0) {
+    throw ScenarioError("max_num_batched_tokens and max_num_seqs must be positive");
+  }
+}
+
+void Engine::add(RequestPtr request, TimeNs now) {
+  if (!request->block_hashes || request->hash_block_size != config_.block_size) {
+    throw InternalError("request " + std::to_string(request->id) +
+                        " has no block hashes at the engine's block size");
+  }
+  auto seq = std::make_shared<Sequence>();
+  seq->request = std::move(request);
+  seq->enqueued = now;
+  waiting_.push_back(std::move(seq));
+}
+
+std::span<const BlockHash> Engine::hashes_of(const Sequence& s) const {
+  const auto& all = *s.request->block_hashes;
+  const std::size_t full = static_cast<std::size_t>(s.num_tokens() / config_.block_size);
+  return {all.data(), std::min(all.size(), full)};
+}
+
+void Engine::preempt(std::shared_ptr<Sequence> seq) {
+  cache_.free(seq->request->id);
+  seq->num_computed = 0;
+  ++seq->preemptions;
+  ++counters_.num_preemptions;
+  waiting_.push_front(std::move(seq));
+}
+
+// Running requests first, in order: each gets its next chunk or its one decode token. When
+// blocks run out, the newest running request is preempted (recompute), as vLLM V1 does.
+bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
+  bool preempted = false;
+  for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+    Sequence& s = *running_[i];
+    const std::int32_t remaining = s.num_tokens() - s.num_computed;
+    const std::int32_t n = std::min(remaining, budget);
+    if (n <= 0) {
+      ++i;
+      continue;
+    }
+    bool self_preempted = false;
+    while (!cache_.allocate(s.request->id, hashes_of(s), 0, s.num_computed + n)) {
+      preempted = true;
+      std::shared_ptr<Sequence> victim = running_.back();
+      running_.pop_back();
+      const bool is_self = victim.get() == &s;
+      preempt(std::move(victim));
+      if (is_self) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    cache_.cache_full_blocks(s.request->id, hashes_of(s), s.num_computed + n);
+    plan.scheduled.push_back({&s, n, s.num_computed});
+    budget -= n;
+    ++i;
+  }
+  return preempted;
+}
+
+void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget) {
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
+    Sequence& s = *waiting_.front();
+    const std::span<const BlockHash> hashes = hashes_of(s);
+    const std::int32_t cached_blocks = cache_.lookup(hashes, s.num_tokens());
+    const std::int32_t cached = cached_blocks * config_.block_size;
+    const bool count = s.preemptions == 0 &&
+                       (config_.counting == PrefixCountingMode::kPerLookup || !s.counted);
+    if (count) {
+      counters_.prefix_cache_queries += s.num_tokens();
+      counters_.prefix_cache_hits += cached;
+      s.counted = true;
+    }
+    std::int32_t n = s.num_tokens() - cached;
+    if (!config_.enable_chunked_prefill && n > budget) break;
+    n = std::min(n, budget);
+    const std::int32_t hold = config_.admit_whole_prompt ? s.num_tokens() : cached + n;
+    if (!cache_.allocate(s.request->id, hashes, cached_blocks, hold)) break;  // head-of-line
+    if (s.cached_tokens < 0) {
+      s.cached_tokens = cached;
+      plan.admitted.push_back(&s);
+    }
+    s.num_computed = cached;
+    cache_.cache_full_blocks(s.request->id, hashes, cached + n);
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    plan.scheduled.push_back({running_.back().get(), n, cached});
+    budget -= n;
+  }
+}
+
+StepPlan Engine::plan_step() {
+  StepPlan plan;
+  std::int32_t budget = config_.max_num_batched_tokens;
+  const bool preempted = schedule_running(plan, budget);
+  // vLLM admits no new request in a step that had to preempt one.
+  if (!preempted) schedule_waiting(plan, budget);
+  plan.batch.reserve(plan.scheduled.size());
+  for (const auto& e : plan.scheduled) {
+    plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens});
+    plan.num_tokens += e.new_tokens;
+    const bool decode = e.seq->num_computed >= e.seq->request->prompt_tokens;
+    ++(decode ? plan.num_decode_seqs : plan.num_prefill_seqs);
+  }
+  return plan;
+}
+
+StepOutcome Engine::finish_step(const StepPlan& plan) {
+  StepOutcome out;
+  ++counters_.steps;
+  for (const auto& e : plan.scheduled) {
+    Sequence& s = *e.seq;
+    const bool was_prefill = s.num_computed < s.request->prompt_tokens;
+    if (was_prefill) {
+      counters_.prompt_tokens +=
+          std::min(e.new_tokens, s.request->prompt_tokens - s.num_computed);
+    }
+    s.num_computed += e.new_tokens;
+    if (s.num_computed < s.num_tokens()) continue;  // a partial prefill chunk: no token yet
+    // The step covered every known token, so it sampled one more.
+    ++s.num_output;
+    ++counters_.generation_tokens;
+    // Outputs survive preemption, so this holds exactly once per request.
+    if (s.num_output == 1) out.first_tokens.push_back(&s);
+  }
+  // Finished sequences leave the running queue and free their blocks (reverse order, in cache).
+  auto done = [&](const std::shared_ptr<Sequence>& s) {
+    return s->num_output >= s->request->output_tokens;
+  };
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (done(*it)) {
+      cache_.free((*it)->request->id);
+      ++counters_.request_success;
+      out.finished.push_back(*it);
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+std::vector<RequestPtr> Engine::abort_all() {
+  std::vector<RequestPtr> out;
+  for (auto& s : running_) {
+    cache_.free(s->request->id);
+    out.push_back(s->request);
+  }
+  for (auto& s : waiting_) out.push_back(s->request);
+  running_.clear();
+  waiting_.clear();
+  return out;
+}
+
+const ParamSpec& server_spec() {
+  static const ParamSpec spec =
+      ParamSpec()
+          .integer("block_size", 16, "KV block size in tokens (vLLM --block-size)", 1, 1024)
+          .real("gpu_memory_utilization", 0.9,
+                "fraction of GPU memory vLLM may use (vLLM default 0.9)", 0.05, 1.0)
+          .integer("max_num_batched_tokens", 0,
+                   "token budget of one engine step; 0 = vLLM's default for the GPU", 0)
+          .integer("max_num_seqs", 0, "most sequences in one step; 0 = vLLM's default for the GPU",
+                   0)
+          .boolean("enable_prefix_caching", true, "automatic prefix caching (vLLM V1 default on)")
+          .boolean("enable_chunked_prefill", true, "split long prefills across steps (V1 default)")
+          .boolean("admit_whole_prompt", true,
+                   "admit a waiting request only when its whole prompt's blocks are free")
+          .text("prefix_counting", "per_request",
+                "how prefix-cache queries are counted: per_request (once) or per_lookup (each "
+                "lookup, as one vLLM release did)",
+                {"per_request", "per_lookup"})
+          .integer("kv_cache_dtype_bytes", 2, "bytes per KV element (2 = bf16/fp16, 1 = fp8)", 1, 4)
+          .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)
+          .integer("num_gpu_blocks_override", 0,
+                   "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0)
+          .real("api_overhead_ms", 4.0,
+                "API-server and gateway cost per request before the engine sees it: HTTP "
+                "parsing, chat template, routing hop (fixed part)",
+                0)
+          .real("api_overhead_ms_per_1k_tokens", 1.5,
+                "API-server cost per 1,000 prompt tokens (tokenization of the whole history)", 0)
+          .real("network_latency_ms", 0.25, "one-way latency between gateway and pod", 0);
+  return spec;
+}
+
+EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
+                                const std::string& gpu_name) {
+  EngineConfig c;
+  c.block_size = static_cast<std::int32_t>(server.get_int("block_size"));
+  std::string lower = gpu_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const bool large = gpu_memory_gib >= 70.0 && lower.find("a100") == std::string::npos;
+  c.max_num_batched_tokens = large ? 8192 : 2048;
+  c.max_num_seqs = large ? 1024 : 256;
+  if (server.get_int("max_num_batched_tokens") > 0) {
+    c.max_num_batched_tokens = static_cast<std::int32_t>(server.get_int("max_num_batched_tokens"));
+  }
+  if (server.get_int("max_num_seqs") > 0) {
+    c.max_num_seqs = static_cast<std::int32_t>(server.get_int("max_num_seqs"));
+  }
+  c.enable_prefix_caching = server.get_bool("enable_prefix_caching");
+  c.enable_chunked_prefill = server.get_bool("enable_chunked_prefill");
+  c.admit_whole_prompt = server.get_bool("admit_whole_prompt");
+  c.counting = server.get_string("prefix_counting") == "per_lookup"
+                   ? PrefixCountingMode::kPerLookup
+                   : PrefixCountingMode::kPerRequest;
+  return c;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,121 @@
+// The engine scheduler of one model server, after vLLM V1: a waiting and a running queue, a
+// per-step token budget, chunked prefill, recompute preemption. One call to plan_step() builds
+// the batch of one engine step; finish_step() applies its results when the step's time is up.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/cost_model.h"
+#include "models/kv_cache.h"
+#include "models/request.h"
+#include "sim/params.h"
+#include "sim/time.h"
+
+namespace fleetsim {
+
+// How vllm:prefix_cache_queries/hits are counted. kPerRequest: once, at a request's first
+// lookup (current vLLM). kPerLookup: at every lookup, so a request that waits for blocks is
+// counted again each step it waits (one vLLM V1 release did this).
+enum class PrefixCountingMode { kPerRequest, kPerLookup };
+
+struct EngineConfig {
+  std::int32_t block_size = 16;
+  std::int32_t max_num_batched_tokens = 2048;
+  std::int32_t max_num_seqs = 256;
+  bool enable_chunked_prefill = true;
+  bool enable_prefix_caching = true;
+  // Admit a waiting request only when blocks for its whole prompt are free (then allocate them
+  // all), so a long prefill is never preempted by its own later chunks.
+  bool admit_whole_prompt = true;
+  PrefixCountingMode counting = PrefixCountingMode::kPerRequest;
+};
+
+// The engine's view of one request.
+struct Sequence {
+  RequestPtr request;
+  std::int32_t num_computed = 0;  // tokens whose KV is computed (or scheduled this step)
+  std::int32_t num_output = 0;    // tokens generated so far
+  std::int32_t cached_tokens = -1;  // prefix-cache hit at first admission; -1 before
+  std::int32_t preemptions = 0;
+  bool counted = false;           // prefix-cache queries already counted once
+  TimeNs enqueued = 0;
+  // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
+  std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
+};
+
+struct ScheduledSeq {
+  Sequence* seq;
+  std::int32_t new_tokens;
+  std::int32_t context_tokens;
+};
+
+struct StepPlan {
+  std::vector<ScheduledSeq> scheduled;
+  std::vector<BatchEntry> batch;
+  std::vector<Sequence*> admitted;  // admitted for the first time in this step
+  std::int32_t num_tokens = 0;
+  std::int32_t num_prefill_seqs = 0;
+  std::int32_t num_decode_seqs = 0;
+  bool empty() const { return scheduled.empty(); }
+};
+
+// What a step produced, for the pod to report.
+struct StepOutcome {
+  std::vector<Sequence*> first_tokens;              // emitted their first token this step
+  std::vector<std::shared_ptr<Sequence>> finished;  // generated their last token this step
+};
+
+// vLLM's per-pod counters, under the names vLLM exports (without the vllm: prefix).
+struct EngineCounters {
+  std::int64_t prefix_cache_queries = 0;
+  std::int64_t prefix_cache_hits = 0;
+  std::int64_t prompt_tokens = 0;      // prompt_tokens_total
+  std::int64_t generation_tokens = 0;  // generation_tokens_total
+  std::int64_t num_preemptions = 0;    // num_preemptions_total
+  std::int64_t request_success = 0;    // request_success_total
+  std::int64_t steps = 0;
+};
+
+class Engine {
+ public:
+  Engine(const EngineConfig& config, std::int32_t num_blocks);
+
+  void add(RequestPtr request, TimeNs now);
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  StepPlan plan_step();
+  StepOutcome finish_step(const StepPlan& plan);
+  // Drops every sequence (a crash); returns the requests that were inside.
+  std::vector<RequestPtr> abort_all();
+
+  std::int32_t num_waiting() const { return static_cast<std::int32_t>(waiting_.size()); }
+  std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
+  const EngineCounters& counters() const { return counters_; }
+  const KvBlockCache& cache() const { return cache_; }
+  const EngineConfig& config() const { return config_; }
+
+ private:
+  bool schedule_running(StepPlan& plan, std::int32_t& budget);
+  void schedule_waiting(StepPlan& plan, std::int32_t& budget);
+  void preempt(std::shared_ptr<Sequence> seq);
+  std::span<const BlockHash> hashes_of(const Sequence& s) const;
+
+  EngineConfig config_;
+  KvBlockCache cache_;
+  std::deque<std::shared_ptr<Sequence>> waiting_;
+  std::vector<std::shared_ptr<Sequence>> running_;
+  EngineCounters counters_;
+};
+
+// Server settings of a pod as a scenario writes them (fleet.server), one spec for YAML and help.
+const ParamSpec& server_spec();
+// vLLM's defaults depend on the GPU: 8192 tokens / 1024 seqs on H100-class and larger,
+// 2048 / 256 below 70 GiB of memory and on A100 (vllm/engine/arg_utils.py, usage-context
+// defaults for the OpenAI server).
+EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
+                                const std::string& gpu_name);
+
+}  // namespace fleetsim

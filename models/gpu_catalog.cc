@@ -1,0 +1,71 @@
+#include "models/gpu_catalog.h"
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+namespace {
+
+// Memory: the CUDA-visible total (what vLLM's memory profiler starts from), as PyTorch prints
+// it in out-of-memory messages ("GPU 0 has a total capacity of X GiB"). Cross-check for the A100:
+// vLLM on an 80 GB A100 with Qwen3-0.6B (1.12 GiB of weights) at utilization 0.9 reports 69.66
+// GiB of KV cache (vllm-project/vllm PR #24577), which needs a total near 79.25 GiB, not 80.
+//
+// Throughput: NVIDIA datasheets print "X | Y*" with * = with sparsity; we keep the dense X.
+std::vector<GpuSpec> make_catalog() {
+  return {
+      // NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web):
+      // A100 80GB PCIe: HBM2e 1,935 GB/s, BF16 312 TF, INT8 624 TOPS, PCIe Gen4 64 GB/s (both
+      // directions; NVLink bridge optional, not assumed). No FP8 tensor cores (Ampere).
+      // Memory 79.25 GiB: PyTorch OOM text on 80 GB A100s (e.g. levihsu/OOTDiffusion#235).
+      {"A100-80GB-PCIe", 79.25, 1935, 312, 0, 624, 32,
+       "NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe column)"},
+      // Same datasheet, A100 80GB SXM: 2,039 GB/s, NVLink 600 GB/s (300 GB/s each way).
+      {"A100-80GB-SXM", 79.25, 2039, 312, 0, 624, 300,
+       "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column)"},
+      // NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 80 GB HBM3 3.35 TB/s, BF16 1,979*,
+      // FP8 3,958*, INT8 3,958* (sparse) -> 989.4 / 1,978.9 / 1,978.9 dense; NVLink 900 GB/s.
+      // Memory 79.11 GiB: PyTorch OOM text on an H100 in vllm-project/vllm#27508.
+      {"H100-SXM", 79.11, 3350, 989.4, 1978.9, 1978.9, 450,
+       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)"},
+      // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 141 GB HBM3e 4.8 TB/s, same tensor
+      // cores as H100 SXM (BF16 1,979*, FP8 3,958*, INT8 3,958*), NVLink 900 GB/s.
+      // Memory 139.80 GiB: PyTorch OOM text on H200s (nvidia-smi shows 143,771 MiB).
+      {"H200", 139.80, 4800, 989.4, 1978.9, 1978.9, 450,
+       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)"},
+      // NVIDIA RTX PRO 6000 Blackwell (Workstation / Server Edition) datasheet: GB202 (SM120),
+      // 188 SMs, 96 GB GDDR7 ECC at 1,792 GB/s, "4 PFLOPS" FP4 AI (sparse), PCIe Gen5 x16.
+      // Dense BF16 = 188 SMs x 2.617 GHz x 1,024 FLOP/clk = 503.8 TF (full-rate FP32
+      // accumulate on the professional parts); FP8 and INT8 twice that; FP4 4x = 2,015 dense,
+      // 4,030 sparse, which is the datasheet's 4 PFLOPS. Memory 94.97 GiB: PyTorch OOM text on
+      // these cards (nvidia-smi shows 97,887 MiB).
+      {"RTX-PRO-6000", 94.97, 1792, 503.8, 1007.6, 1007.6, 64,
+       "NVIDIA RTX PRO 6000 Blackwell datasheet; dense rates derived from SM count and clock"},
+      // NVIDIA L40S datasheet: 48 GB GDDR6 ECC 864 GB/s, BF16 362.05 | 733*, FP8 733 | 1,466*,
+      // INT8 733 | 1,466*, PCIe Gen4 x16. Memory 44.40 GiB: PyTorch OOM text on 48 GB L40S
+      // (nvidia-smi shows 46,068 MiB).
+      {"L40S", 44.40, 864, 362.05, 733, 733, 32, "NVIDIA L40S datasheet"},
+  };
+}
+
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = make_catalog();
+  return catalog;
+}
+
+std::vector<std::string> gpu_names() {
+  std::vector<std::string> names;
+  for (const auto& g : gpu_catalog()) names.push_back(g.name);
+  return names;
+}
+
+const GpuSpec& find_gpu(const std::string& name) {
+  for (const auto& g : gpu_catalog()) {
+    if (g.name == name) return g;
+  }
+  throw UnknownNameError("GPU", name, gpu_names());
+}
+
+}  // namespace fleetsim

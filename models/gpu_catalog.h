@@ -1,0 +1,36 @@
+// The GPUs a pod can run on, with the datasheet figures the cost model and the KV-capacity
+// computation need. Throughputs are DENSE tensor-core peaks (NVIDIA datasheets quote sparsity
+// figures first: those are 2x and never reached by LLM inference kernels).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+struct GpuSpec {
+  std::string name;
+  // Total device memory as CUDA reports it (cudaMemGetInfo / torch.cuda.mem_get_info()[1]), in
+  // GiB. This is the figure vLLM multiplies by gpu_memory_utilization, and it is a little less
+  // than the nvidia-smi total (an "80GB" A100 shows 81,920 MiB in nvidia-smi but 79.25 GiB to
+  // CUDA: the driver keeps the rest).
+  double memory_gib = 0;
+  double memory_bandwidth_gbs = 0;  // peak DRAM bandwidth, GB/s (10^9 bytes/s)
+  double bf16_tflops = 0;           // dense BF16 tensor-core peak, 10^12 FLOP/s
+  double fp8_tflops = 0;            // dense FP8 tensor-core peak; 0 = no FP8 tensor cores
+  double int8_tops = 0;             // dense INT8 tensor-core peak, 10^12 op/s
+  // Per-direction GPU-to-GPU link bandwidth, GB/s: NVLink where the part has it, else PCIe.
+  // The default bandwidth of tensor-parallel all-reduces.
+  double interconnect_gbs = 0;
+  std::string source;  // the datasheet the figures come from
+};
+
+// The catalog, in a fixed order.
+const std::vector<GpuSpec>& gpu_catalog();
+
+// The entry named `name`; throws UnknownNameError("GPU", name, valid names) if there is none.
+const GpuSpec& find_gpu(const std::string& name);
+
+std::vector<std::string> gpu_names();
+
+}  // namespace fleetsim

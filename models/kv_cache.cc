@@ -1,0 +1,257 @@
+#include "models/kv_cache.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+KvBlockCache::KvBlockCache(std::int32_t num_blocks, std::int32_t block_size,
+                           bool enable_prefix_caching)
+    : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
+  if (num_blocks <= 0) {
+    throw InternalError("KvBlockCache: num_blocks must be positive, got " +
+                        std::to_string(num_blocks));
+  }
+  if (block_size <= 0) {
+    throw InternalError("KvBlockCache: block_size must be positive, got " +
+                        std::to_string(block_size));
+  }
+  blocks_.resize(static_cast<size_t>(num_blocks));
+  for (std::int32_t b = 0; b < num_blocks; ++b) queue_push_back(b);
+  if (prefix_caching_) hash_to_block_.reserve(static_cast<size_t>(num_blocks));
+}
+
+std::int32_t KvBlockCache::blocks_needed(std::int32_t tokens) const {
+  if (tokens <= 0) return 0;
+  return static_cast<std::int32_t>((static_cast<std::int64_t>(tokens) + block_size_ - 1) /
+                                   block_size_);
+}
+
+std::int32_t KvBlockCache::cached_block(BlockHash hash) const {
+  const auto it = hash_to_block_.find(hash);
+  return it == hash_to_block_.end() ? kNone : it->second;
+}
+
+std::int32_t KvBlockCache::lookup(std::span<const BlockHash> hashes,
+                                  std::int32_t num_tokens) const {
+  if (!prefix_caching_ || num_tokens <= 1) return 0;
+  const auto cap = std::min<std::int64_t>((num_tokens - 1) / block_size_,
+                                          static_cast<std::int64_t>(hashes.size()));
+  std::int32_t hit = 0;
+  while (hit < cap && hash_to_block_.contains(hashes[static_cast<size_t>(hit)])) ++hit;
+  return hit;
+}
+
+std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
+                                        std::span<const BlockHash> hashes,
+                                        std::int32_t num_cached_blocks,
+                                        std::int32_t total_tokens) const {
+  const std::int32_t needed = blocks_needed(total_tokens);
+  if (held != nullptr) {
+    return std::max(0, needed - static_cast<std::int32_t>(held->blocks.size()));
+  }
+  if (num_cached_blocks < 0 || num_cached_blocks > needed ||
+      static_cast<size_t>(num_cached_blocks) > hashes.size() ||
+      (num_cached_blocks > 0 && !prefix_caching_)) {
+    throw InternalError("KvBlockCache::allocate: " + std::to_string(num_cached_blocks) +
+                        " cached blocks for " + std::to_string(total_tokens) + " tokens and " +
+                        std::to_string(hashes.size()) + " hashes");
+  }
+  // A cached block nobody holds sits in the free queue: touching it costs a queue entry too.
+  std::int32_t demand = needed - num_cached_blocks;
+  for (std::int32_t i = 0; i < num_cached_blocks; ++i) {
+    const std::int32_t b = cached_block(hashes[static_cast<size_t>(i)]);
+    if (b == kNone) {
+      throw InternalError("KvBlockCache::allocate: cached block " + std::to_string(i) +
+                          " is no longer in the cache");
+    }
+    if (blocks_[static_cast<size_t>(b)].ref == 0) ++demand;
+  }
+  return demand;
+}
+
+bool KvBlockCache::can_allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
+                                std::int32_t num_cached_blocks, std::int32_t total_tokens) const {
+  const auto it = requests_.find(req_id);
+  const RequestBlocks* held = it == requests_.end() ? nullptr : &it->second;
+  return queue_demand(held, hashes, num_cached_blocks, total_tokens) <= num_free_;
+}
+
+bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
+                            std::int32_t num_cached_blocks, std::int32_t total_tokens) {
+  auto it = requests_.find(req_id);
+  const bool first = it == requests_.end();
+  const RequestBlocks* held = first ? nullptr : &it->second;
+  if (queue_demand(held, hashes, num_cached_blocks, total_tokens) > num_free_) return false;
+  const std::int32_t needed = blocks_needed(total_tokens);
+  if (first) {
+    it = requests_.try_emplace(req_id).first;
+    if (!spare_lists_.empty()) {
+      it->second.blocks = std::move(spare_lists_.back());
+      spare_lists_.pop_back();
+    }
+    auto& list = it->second.blocks;
+    list.reserve(static_cast<size_t>(needed));
+    // Touch before popping, so the pops cannot take (and evict) a block this request reuses.
+    for (std::int32_t i = 0; i < num_cached_blocks; ++i) {
+      const std::int32_t b = cached_block(hashes[static_cast<size_t>(i)]);
+      if (blocks_[static_cast<size_t>(b)].ref == 0) queue_remove(b);
+      ++blocks_[static_cast<size_t>(b)].ref;
+      list.push_back(b);
+    }
+    it->second.num_registered = num_cached_blocks;
+  }
+  auto& list = it->second.blocks;
+  while (static_cast<std::int32_t>(list.size()) < needed) {
+    const std::int32_t b = pop_free_head();
+    blocks_[static_cast<size_t>(b)].ref = 1;
+    list.push_back(b);
+  }
+  return true;
+}
+
+void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockHash> hashes,
+                                     std::int32_t num_tokens) {
+  if (!prefix_caching_) return;
+  const auto it = requests_.find(req_id);
+  if (it == requests_.end()) return;
+  RequestBlocks& req = it->second;
+  const std::int32_t full = std::min<std::int32_t>({num_tokens / block_size_,
+                                                    static_cast<std::int32_t>(req.blocks.size()),
+                                                    static_cast<std::int32_t>(hashes.size())});
+  for (std::int32_t i = req.num_registered; i < full; ++i) {
+    Block& block = blocks_[static_cast<size_t>(req.blocks[static_cast<size_t>(i)])];
+    if (block.hashed) continue;  // a cached block this request reused
+    const BlockHash h = hashes[static_cast<size_t>(i)];
+    if (hash_to_block_.try_emplace(h, req.blocks[static_cast<size_t>(i)]).second) {
+      block.hashed = true;
+      block.hash = h;
+    }
+  }
+  req.num_registered = std::max(req.num_registered, full);
+}
+
+void KvBlockCache::free(std::int64_t req_id) {
+  const auto it = requests_.find(req_id);
+  if (it == requests_.end()) return;
+  auto& list = it->second.blocks;
+  for (auto b = list.rbegin(); b != list.rend(); ++b) {
+    Block& block = blocks_[static_cast<size_t>(*b)];
+    if (--block.ref == 0) queue_push_back(*b);
+  }
+  list.clear();
+  spare_lists_.push_back(std::move(list));
+  requests_.erase(it);
+}
+
+std::int32_t KvBlockCache::blocks_held(std::int64_t req_id) const {
+  const auto it = requests_.find(req_id);
+  return it == requests_.end() ? 0 : static_cast<std::int32_t>(it->second.blocks.size());
+}
+
+void KvBlockCache::queue_remove(std::int32_t b) {
+  Block& block = blocks_[static_cast<size_t>(b)];
+  if (block.prev == kNone) {
+    head_ = block.next;
+  } else {
+    blocks_[static_cast<size_t>(block.prev)].next = block.next;
+  }
+  if (block.next == kNone) {
+    tail_ = block.prev;
+  } else {
+    blocks_[static_cast<size_t>(block.next)].prev = block.prev;
+  }
+  block.prev = block.next = kNone;
+  --num_free_;
+}
+
+void KvBlockCache::queue_push_back(std::int32_t b) {
+  Block& block = blocks_[static_cast<size_t>(b)];
+  block.prev = tail_;
+  block.next = kNone;
+  if (tail_ == kNone) {
+    head_ = b;
+  } else {
+    blocks_[static_cast<size_t>(tail_)].next = b;
+  }
+  tail_ = b;
+  ++num_free_;
+}
+
+std::int32_t KvBlockCache::pop_free_head() {
+  const std::int32_t b = head_;
+  if (b == kNone) throw InternalError("KvBlockCache: free queue empty");
+  queue_remove(b);
+  Block& block = blocks_[static_cast<size_t>(b)];
+  if (block.hashed) {
+    hash_to_block_.erase(block.hash);
+    block.hashed = false;
+    block.hash = 0;
+    ++evictions_;
+  }
+  return b;
+}
+
+void KvBlockCache::check_invariants() const {
+  const auto fail = [](const std::string& what) {
+    throw InternalError("KvBlockCache invariant broken: " + what);
+  };
+  std::int64_t free_count = 0;
+  std::int64_t ref_sum = 0;
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Block& block = blocks_[b];
+    if (block.ref < 0) fail("block " + std::to_string(b) + " has ref " + std::to_string(block.ref));
+    if (block.ref == 0) ++free_count;
+    ref_sum += block.ref;
+    if (block.hashed) {
+      const auto it = hash_to_block_.find(block.hash);
+      if (it == hash_to_block_.end() || it->second != static_cast<std::int32_t>(b)) {
+        fail("block " + std::to_string(b) + " is hashed but not mapped");
+      }
+    }
+  }
+  if (free_count != num_free_) {
+    fail(std::to_string(free_count) + " ref-0 blocks but num_free " + std::to_string(num_free_));
+  }
+  std::int64_t queue_len = 0;
+  std::int32_t prev = kNone;
+  for (std::int32_t b = head_; b != kNone; b = blocks_[static_cast<size_t>(b)].next) {
+    if (b < 0 || static_cast<size_t>(b) >= blocks_.size()) fail("free queue link out of range");
+    if (++queue_len > static_cast<std::int64_t>(blocks_.size())) fail("free queue has a cycle");
+    const Block& block = blocks_[static_cast<size_t>(b)];
+    if (block.ref != 0) fail("block " + std::to_string(b) + " with ref > 0 in the free queue");
+    if (block.prev != prev) fail("free queue back link broken at " + std::to_string(b));
+    prev = b;
+  }
+  if (prev != tail_) fail("free queue tail mismatch");
+  if (queue_len != free_count) {
+    fail("free queue length " + std::to_string(queue_len) + " != ref-0 blocks " +
+         std::to_string(free_count));
+  }
+  for (const auto& [hash, b] : hash_to_block_) {
+    if (b < 0 || static_cast<size_t>(b) >= blocks_.size()) fail("hash map entry out of range");
+    const Block& block = blocks_[static_cast<size_t>(b)];
+    if (!block.hashed || block.hash != hash) {
+      fail("hash map points to block " + std::to_string(b) + " whose hash differs");
+    }
+  }
+  std::int64_t held = 0;
+  for (const auto& [id, req] : requests_) {
+    held += static_cast<std::int64_t>(req.blocks.size());
+    for (const std::int32_t b : req.blocks) {
+      if (b < 0 || static_cast<size_t>(b) >= blocks_.size() ||
+          blocks_[static_cast<size_t>(b)].ref <= 0) {
+        fail("request " + std::to_string(id) + " holds a free or invalid block");
+      }
+    }
+  }
+  if (held != ref_sum) {
+    fail("requests hold " + std::to_string(held) + " blocks but refs sum to " +
+         std::to_string(ref_sum));
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,107 @@
+// The KV block pool of one vLLM V1 engine with automatic prefix caching (KVCacheManager over
+// BlockPool). Free blocks keep their hash until the allocator reuses them, so a finished request's
+// prefix stays hittable until memory pressure evicts it, least recently released first.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "models/request.h"
+
+namespace fleetsim {
+
+// Prefix-cache counters as vLLM exports them (vllm:prefix_cache_queries_total,
+// vllm:prefix_cache_hits_total, and the number of lookups counted). The scheduler decides when a
+// lookup counts (e.g. not for preempted requests), so the cache itself never touches these.
+struct PrefixCacheCounters {
+  std::int64_t queries = 0;   // prompt tokens looked up
+  std::int64_t hits = 0;      // tokens found cached (block-aligned)
+  std::int64_t requests = 0;  // lookups counted
+};
+
+class KvBlockCache {
+ public:
+  KvBlockCache(std::int32_t num_blocks, std::int32_t block_size, bool enable_prefix_caching);
+
+  // Leading blocks of `hashes` found in the cache, stopping at the first miss and capped at
+  // floor((num_tokens - 1) / block_size) so the last prompt token is always recomputed.
+  std::int32_t lookup(std::span<const BlockHash> hashes, std::int32_t num_tokens) const;
+
+  // Makes `req_id` hold ceil(total_tokens / block_size) blocks. On its first call the request's
+  // first `num_cached_blocks` blocks are the cached blocks of hashes[0, num_cached_blocks), which
+  // must all be in the cache (as `lookup` just reported). Changes nothing and returns false when
+  // the free queue cannot supply the blocks.
+  bool allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
+                std::int32_t num_cached_blocks, std::int32_t total_tokens);
+  bool can_allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
+                    std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
+
+  // Registers every block of `req_id` that is full at `num_tokens` tokens under hashes[i] (as far
+  // as `hashes` reaches). A hash already held by another block leaves this block unhashed.
+  void cache_full_blocks(std::int64_t req_id, std::span<const BlockHash> hashes,
+                         std::int32_t num_tokens);
+
+  // Releases every block of `req_id`, last block first, so its tail is evicted before its head.
+  // Unknown ids are ignored.
+  void free(std::int64_t req_id);
+
+  std::int32_t block_size() const { return block_size_; }
+  std::int32_t num_blocks() const { return static_cast<std::int32_t>(blocks_.size()); }
+  // Blocks with ref count 0, cached or not.
+  std::int32_t num_free_blocks() const { return num_free_; }
+  double usage() const {
+    return 1.0 - static_cast<double>(num_free_) / static_cast<double>(blocks_.size());
+  }
+  std::int32_t blocks_held(std::int64_t req_id) const;
+  // Hashes in the map, i.e. blocks a lookup can hit.
+  std::int32_t num_cached_blocks() const {
+    return static_cast<std::int32_t>(hash_to_block_.size());
+  }
+  std::int64_t evictions() const { return evictions_; }
+  bool prefix_caching() const { return prefix_caching_; }
+
+  // Throws InternalError when the pool's bookkeeping is inconsistent. O(num_blocks).
+  void check_invariants() const;
+
+ private:
+  static constexpr std::int32_t kNone = -1;
+
+  struct Block {
+    std::int32_t ref = 0;
+    std::int32_t prev = kNone;  // free-queue links; meaningful only while ref == 0
+    std::int32_t next = kNone;
+    bool hashed = false;
+    BlockHash hash = 0;
+  };
+
+  struct RequestBlocks {
+    std::vector<std::int32_t> blocks;
+    // Leading blocks already offered to the hash map (registered or left unhashed).
+    std::int32_t num_registered = 0;
+  };
+
+  std::int32_t blocks_needed(std::int32_t tokens) const;
+  // Free-queue pops `allocate` would need; throws on caller bugs.
+  std::int32_t queue_demand(const RequestBlocks* held, std::span<const BlockHash> hashes,
+                            std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
+  std::int32_t cached_block(BlockHash hash) const;
+  void queue_remove(std::int32_t b);
+  void queue_push_back(std::int32_t b);
+  std::int32_t pop_free_head();
+
+  std::vector<Block> blocks_;
+  std::int32_t block_size_;
+  bool prefix_caching_;
+  std::int32_t head_ = kNone;
+  std::int32_t tail_ = kNone;
+  std::int32_t num_free_ = 0;
+  std::int64_t evictions_ = 0;
+  std::unordered_map<BlockHash, std::int32_t> hash_to_block_;
+  std::unordered_map<std::int64_t, RequestBlocks> requests_;
+  // Block lists of finished requests, kept so new requests reuse their capacity.
+  std::vector<std::vector<std::int32_t>> spare_lists_;
+};
+
+}  // namespace fleetsim

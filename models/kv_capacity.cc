@@ -1,0 +1,108 @@
+#include "models/kv_capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Activations of the profiling forward pass are BF16.
+constexpr double kActivationBytes = 2.0;
+
+// Bytes per (request, vocab entry) of the dummy sampler run that follows the profiling forward
+// pass (vLLM V1 gpu_model_runner.py profile_run -> _dummy_sampler_run): the lm_head output in
+// BF16 (2), its FP32 copy (sampler.py: logits.to(torch.float32)) (4) and the FP32 probabilities
+// (4).
+constexpr double kSamplerBytesPerLogit = 2.0 + 4.0 + 4.0;
+
+// Memory the captured CUDA graphs hold, per GPU. vLLM V1 logs it at start-up ("Graph capturing
+// finished in N secs, took X GiB"); public logs with the default capture sizes (up to 512
+// tokens) show about 0.3 to 1.1 GiB, and vllm-project/vllm#27508 (gpt-oss-120b on an H100)
+// shows 660 MiB "allocated in private pools (e.g., CUDA Graphs)". Older V1 releases captured the
+// graphs after sizing the KV cache (so they came out of the 1 - utilization headroom); newer
+// ones estimate them during memory profiling (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) and
+// subtract them, which is what we model. 0.75 GiB is the middle of the observed range.
+constexpr double kCudaGraphBytes = 0.75 * kGiB;
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", bytes / kGiB);
+  return buf;
+}
+
+}  // namespace
+
+double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
+                                  std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs) {
+  const double tokens = max_num_batched_tokens;
+  const double parts = std::max<std::int32_t>(1, tp);
+  // The largest live set of a forward pass is inside the MLP: the fused gate_up output
+  // [T, 2 I / tp] and the SiLU-and-mul output [T, I / tp], next to about four [T, H] tensors
+  // (residual stream, normed input, attention output, MLP output).
+  const double per_token =
+      3.0 * static_cast<double>(llm.intermediate_size) / parts + 4.0 * llm.hidden_size;
+  const double forward = tokens * per_token * kActivationBytes;
+  // The dummy sampler run computes logits for min(max_num_seqs, T) requests over the full
+  // vocabulary (logits are gathered onto every rank's sampler).
+  const double requests = std::min(max_num_seqs, max_num_batched_tokens);
+  const double sampler = requests * static_cast<double>(llm.vocab_size) * kSamplerBytesPerLogit;
+  // Cross-check: Qwen3-0.6B (H 1024, I 3072, vocab 151,936) with the LLM-class defaults on an
+  // A100 (8192 tokens, 256 seqs) gives 0.20 + 0.36 = 0.57 GiB; vLLM's own log (PR #24577: 1.12
+  // GiB of weights, 69.66 GiB of KV at 0.9 x 79.25 GiB) leaves 0.55 GiB for activations.
+  return forward + sampler;
+}
+
+KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
+                               double gpu_memory_utilization, std::int32_t tp,
+                               std::int32_t kv_dtype_bytes, std::int32_t block_size,
+                               std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs) {
+  if (!(gpu_memory_utilization > 0.0 && gpu_memory_utilization <= 1.0)) {
+    throw ScenarioError("gpu_memory_utilization must be in (0, 1], got " +
+                        std::to_string(gpu_memory_utilization));
+  }
+  if (tp < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
+  if (kv_dtype_bytes < 1) {
+    throw ScenarioError("KV dtype bytes must be >= 1, got " + std::to_string(kv_dtype_bytes));
+  }
+  if (block_size < 1) {
+    throw ScenarioError("block_size must be >= 1, got " + std::to_string(block_size));
+  }
+  if (max_num_batched_tokens < 1 || max_num_seqs < 1) {
+    throw ScenarioError("max_num_batched_tokens and max_num_seqs must be >= 1");
+  }
+
+  KvCapacity cap;
+  cap.total_bytes = gpu.memory_gib * kGiB;
+  cap.usable_bytes = cap.total_bytes * gpu_memory_utilization;
+  // Every weight, embeddings and lm_head included, is split across the TP ranks
+  // (column/row-parallel linear layers, vocab-parallel embedding and lm_head).
+  cap.weight_bytes = llm.weight_bytes_total() / tp;
+  cap.activation_bytes = profiling_activation_bytes(llm, tp, max_num_batched_tokens, max_num_seqs);
+  cap.cuda_graph_bytes = kCudaGraphBytes;
+  cap.kv_bytes = cap.usable_bytes - cap.weight_bytes - cap.activation_bytes - cap.cuda_graph_bytes;
+  cap.bytes_per_token = llm.kv_bytes_per_token(kv_dtype_bytes, tp);
+
+  const double block_bytes = static_cast<double>(cap.bytes_per_token) * block_size;
+  cap.num_blocks =
+      cap.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(cap.kv_bytes / block_bytes)) : 0;
+  if (cap.kv_bytes <= 0 || cap.num_blocks < 1) {
+    throw ScenarioError("model " + llm.name + " does not fit on " + gpu.name +
+                        " (tp=" + std::to_string(tp) + "): weights " + gib(cap.weight_bytes) +
+                        " GiB per GPU, usable " + gib(cap.usable_bytes) + " GiB (" +
+                        gib(cap.total_bytes) + " GiB x " + std::to_string(gpu_memory_utilization) +
+                        "), activations " + gib(cap.activation_bytes) + " GiB, CUDA graphs " +
+                        gib(cap.cuda_graph_bytes) + " GiB leave " + gib(cap.kv_bytes) +
+                        " GiB for the KV cache; use a larger GPU, more tensor parallelism or an "
+                        "FP8 checkpoint");
+  }
+  return cap;
+}
+
+}  // namespace fleetsim

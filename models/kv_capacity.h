@@ -1,0 +1,39 @@
+// How many KV-cache blocks a vLLM pod gets, derived the way vLLM V1's GPU worker sizes its cache
+// (vllm/v1/worker/gpu_worker.py, determine_available_memory):
+//   KV bytes = total memory x gpu_memory_utilization
+//              - weights - activation peak of a profiling forward pass - CUDA-graph memory.
+#pragma once
+
+#include <cstdint>
+
+#include "models/gpu_catalog.h"
+#include "models/llm_catalog.h"
+
+namespace fleetsim {
+
+// Every byte figure is per GPU.
+struct KvCapacity {
+  double total_bytes = 0;       // CUDA-visible device memory
+  double usable_bytes = 0;      // total x gpu_memory_utilization
+  double weight_bytes = 0;      // this GPU's share of the weights
+  double activation_bytes = 0;  // peak of the profiling run (forward pass + dummy sampler)
+  double cuda_graph_bytes = 0;  // memory the captured CUDA graphs hold
+  double kv_bytes = 0;          // what is left for the KV cache
+  std::int64_t bytes_per_token = 0;
+  std::int64_t num_blocks = 0;  // floor(kv_bytes / (bytes_per_token x block_size))
+};
+
+// Throws ScenarioError when an argument is out of range, or when the model does not fit (no
+// room for even one KV block); the message names the GPU, the model, the weights and the
+// usable memory in GiB. `max_num_seqs` bounds the dummy sampler run of the profiling pass.
+KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
+                               double gpu_memory_utilization, std::int32_t tp,
+                               std::int32_t kv_dtype_bytes, std::int32_t block_size,
+                               std::int32_t max_num_batched_tokens,
+                               std::int32_t max_num_seqs = 256);
+
+// The activation-peak estimate alone (bytes per GPU), exposed for tests and `describe`.
+double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
+                                  std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs);
+
+}  // namespace fleetsim

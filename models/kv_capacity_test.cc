@@ -1,0 +1,96 @@
+#include "models/kv_capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A100-80GB-PCIe + Qwen3-32B-FP8, utilization 0.9, TP 1, BF16 KV, blocks of 16, 2048 batched
+// tokens, 256 sequences, by hand:
+//   usable      = 79.25 GiB x 0.9                                    = 71.325 GiB
+//   weights     = 31,205,621,760 FP8 linear bytes
+//                 + (32.7621e9 - 31,205,621,760) BF16 params x 2     = 34,318,578,240 B = 31.962
+//                 GiB
+//   activations = 2048 x (3 x 25600 + 4 x 5120) x 2                  =    398,458,880 B
+//                 + 256 x 151,936 x 10 (dummy sampler)              =    388,956,160 B = 0.733 GiB
+//   CUDA graphs = 0.75 GiB
+//   KV          = 71.325 - 31.962 - 0.733 - 0.75                     = 37.88 GiB
+//   blocks      = floor(40,673,335,948.8 / (262,144 x 16))           = 9,697 (155,152 tokens)
+TEST(KvCapacity, A100PcieQwen3_32bFp8ByHand) {
+  const KvCapacity cap = compute_kv_capacity(find_gpu("A100-80GB-PCIe"),
+                                             find_model("Qwen3-32B-FP8"), 0.9, 1, 2, 16, 2048);
+  EXPECT_NEAR(cap.total_bytes / kGiB, 79.25, 1e-9);
+  EXPECT_NEAR(cap.usable_bytes / kGiB, 71.325, 1e-9);
+  EXPECT_NEAR(cap.weight_bytes, 34'318'578'240.0, 1.0);
+  EXPECT_NEAR(cap.activation_bytes, 787'415'040.0, 1e-3);
+  EXPECT_NEAR(cap.cuda_graph_bytes / kGiB, 0.75, 1e-12);
+  EXPECT_NEAR(cap.kv_bytes, 40'673'335'948.8, 1.0);
+  EXPECT_NEAR(cap.kv_bytes / kGiB, 37.88, 0.005);
+  EXPECT_EQ(cap.bytes_per_token, 262'144);
+  EXPECT_EQ(cap.num_blocks, 9'697);
+}
+
+TEST(KvCapacity, TensorParallelSplitsWeightsAndKv) {
+  const GpuSpec& gpu = find_gpu("A100-80GB-SXM");
+  const LlmSpec& llm = find_model("Llama-3.1-70B");
+  const KvCapacity tp4 = compute_kv_capacity(gpu, llm, 0.9, 4, 2, 16, 2048);
+  EXPECT_NEAR(tp4.weight_bytes, llm.weight_bytes_total() / 4, 1.0);
+  EXPECT_EQ(tp4.bytes_per_token, 327'680 / 4);
+  const KvCapacity tp8 = compute_kv_capacity(gpu, llm, 0.9, 8, 2, 16, 2048);
+  EXPECT_GT(tp8.num_blocks, tp4.num_blocks);
+}
+
+TEST(KvCapacity, MoreUtilizationMoreBlocks) {
+  const GpuSpec& gpu = find_gpu("H100-SXM");
+  const LlmSpec& llm = find_model("Llama-3.1-8B");
+  const KvCapacity a = compute_kv_capacity(gpu, llm, 0.90, 1, 2, 16, 8192);
+  const KvCapacity b = compute_kv_capacity(gpu, llm, 0.92, 1, 2, 16, 8192);
+  EXPECT_NEAR(b.kv_bytes - a.kv_bytes, 0.02 * gpu.memory_gib * kGiB, 1.0);
+  EXPECT_GT(b.num_blocks, a.num_blocks);
+  // A larger token budget means a larger profiling pass, so less KV.
+  const KvCapacity c = compute_kv_capacity(gpu, llm, 0.90, 1, 2, 16, 16384);
+  EXPECT_LT(c.kv_bytes, a.kv_bytes);
+}
+
+TEST(KvCapacity, ModelThatDoesNotFitThrowsScenarioError) {
+  try {
+    compute_kv_capacity(find_gpu("A100-80GB-PCIe"), find_model("Qwen2.5-72B-Instruct"), 0.9, 1, 2,
+                        16, 2048);
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("A100-80GB-PCIe"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Qwen2.5-72B-Instruct"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights 135.43 GiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("usable 71.33 GiB"), std::string::npos) << msg;
+  }
+  // The FP8 checkpoint does not fit one 80 GB GPU either (70.0 GiB of weights), but fits an H200.
+  EXPECT_THROW(
+      compute_kv_capacity(find_gpu("A100-80GB-SXM"), find_model("Qwen2.5-72B-Instruct-FP8-dynamic"),
+                          0.9, 1, 2, 16, 2048),
+      ScenarioError);
+  EXPECT_GT(compute_kv_capacity(find_gpu("H200"), find_model("Qwen2.5-72B-Instruct-FP8-dynamic"),
+                                0.9, 1, 2, 16, 8192)
+                .num_blocks,
+            0);
+}
+
+TEST(KvCapacity, BadArgumentsThrowScenarioError) {
+  const GpuSpec& gpu = find_gpu("L40S");
+  const LlmSpec& llm = find_model("Qwen2.5-7B-Instruct");
+  EXPECT_THROW(compute_kv_capacity(gpu, llm, 0.0, 1, 2, 16, 2048), ScenarioError);
+  EXPECT_THROW(compute_kv_capacity(gpu, llm, 1.5, 1, 2, 16, 2048), ScenarioError);
+  EXPECT_THROW(compute_kv_capacity(gpu, llm, 0.9, 0, 2, 16, 2048), ScenarioError);
+  EXPECT_THROW(compute_kv_capacity(gpu, llm, 0.9, 1, 2, 0, 2048), ScenarioError);
+  EXPECT_THROW(compute_kv_capacity(gpu, llm, 0.9, 1, 2, 16, 0), ScenarioError);
+  EXPECT_GT(compute_kv_capacity(gpu, llm, 0.9, 1, 2, 16, 2048).num_blocks, 0);
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,98 @@
+#include "models/llm_catalog.h"
+
+#include <algorithm>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+namespace {
+
+// Bytes of a parameter kept in BF16 (embeddings, lm_head, norms, biases).
+constexpr double kBf16Bytes = 2.0;
+
+// Shapes are copied from each repository's config.json on Hugging Face. params_b is computed
+// from those shapes (linear layers + embedding + untied lm_head + norms + biases) and agrees with
+// the model card's rounded figure. None of these models ties its embeddings
+// ("tie_word_embeddings": false), so lm_head is a separate vocab x hidden matrix.
+//
+// FP8 checkpoints quantize only the linear layers of the decoder blocks; embed_tokens, lm_head
+// and the norms stay BF16:
+//  - Qwen/Qwen3-32B-FP8: quantization_config {"quant_method": "fp8", "fmt": "e4m3",
+//    "weight_block_size": [128, 128]}; the model card: "fine-grained fp8 quantization with block
+//    size of 128". Scales are one float per 128x128 block (0.02% of the weights): ignored.
+//  - RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic (llm-compressor FP8_DYNAMIC scheme): the card says
+//    only "the weights and activations of the linear operators within transformers blocks are
+//    quantized"; lm_head is in the recipe's ignore list. Per-channel scales: negligible.
+std::vector<LlmSpec> make_catalog() {
+  return {
+      // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json; card: 32.8B, 31.2B non-embedding.
+      {"Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621, 2,
+       "huggingface.co/Qwen/Qwen3-32B config.json"},
+      // huggingface.co/Qwen/Qwen3-32B-FP8/blob/main/config.json: same shapes, FP8 linear layers.
+      {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621, 1,
+       "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"},
+      // huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json (head_dim = 8192 / 64);
+      // card: 72.7B.
+      {"Qwen2.5-72B-Instruct", 80, 8192, 64, 8, 128, 29568, 152064, 72.7062, 2,
+       "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json"},
+      // huggingface.co/RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic config.json: same shapes.
+      {"Qwen2.5-72B-Instruct-FP8-dynamic", 80, 8192, 64, 8, 128, 29568, 152064, 72.7062, 1,
+       "huggingface.co/RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic config.json"},
+      // huggingface.co/Qwen/Qwen2.5-7B-Instruct/blob/main/config.json (head_dim = 3584 / 28);
+      // card: 7.61B, 6.53B non-embedding.
+      {"Qwen2.5-7B-Instruct", 28, 3584, 28, 4, 128, 18944, 152064, 7.6156, 2,
+       "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json"},
+      // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; card: 8.03B.
+      {"Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, 2,
+       "huggingface.co/meta-llama/Llama-3.1-8B config.json"},
+      // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json; card: 70.6B.
+      {"Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, 2,
+       "huggingface.co/meta-llama/Llama-3.1-70B config.json"},
+  };
+}
+
+}  // namespace
+
+double LlmSpec::active_params() const {
+  const double h = hidden_size;
+  const double q = static_cast<double>(num_heads) * head_dim;
+  const double kv = static_cast<double>(num_kv_heads) * head_dim;
+  // q, k, v projections (h -> q + 2 kv), o projection (q -> h), gate and up (h -> 2 x I), down.
+  const double per_layer = h * (q + 2 * kv) + q * h + 3.0 * h * intermediate_size;
+  return per_layer * layers;
+}
+
+double LlmSpec::embedding_params() const { return static_cast<double>(vocab_size) * hidden_size; }
+
+double LlmSpec::weight_bytes_total() const {
+  const double linear = active_params();
+  const double other = params_b * 1e9 - linear;
+  return linear * weight_bytes + other * kBf16Bytes;
+}
+
+std::int64_t LlmSpec::kv_bytes_per_token(std::int32_t kv_dtype_bytes, std::int32_t tp) const {
+  const std::int32_t parts = std::max<std::int32_t>(1, tp);
+  const std::int32_t heads_here = std::max<std::int32_t>(1, (num_kv_heads + parts - 1) / parts);
+  return std::int64_t{2} * layers * heads_here * head_dim * kv_dtype_bytes;
+}
+
+const std::vector<LlmSpec>& llm_catalog() {
+  static const std::vector<LlmSpec> catalog = make_catalog();
+  return catalog;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : llm_catalog()) names.push_back(m.name);
+  return names;
+}
+
+const LlmSpec& find_model(const std::string& name) {
+  for (const auto& m : llm_catalog()) {
+    if (m.name == name) return m;
+  }
+  throw UnknownNameError("model", name, model_names());
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,47 @@
+// The LLMs a pod can serve: the shapes from each model's Hugging Face config.json, which fix its
+// weight bytes, KV bytes per token and FLOPs per token.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+struct LlmSpec {
+  std::string name;
+  std::int32_t layers = 0;             // num_hidden_layers
+  std::int32_t hidden_size = 0;        // hidden_size
+  std::int32_t num_heads = 0;          // num_attention_heads
+  std::int32_t num_kv_heads = 0;       // num_key_value_heads
+  std::int32_t head_dim = 0;           // head_dim (hidden_size / num_heads where absent)
+  std::int32_t intermediate_size = 0;  // intermediate_size (gated MLP: gate, up, down)
+  std::int32_t vocab_size = 0;         // vocab_size
+  double params_b = 0;                 // total parameters, billions (embeddings and lm_head in)
+  std::int32_t weight_bytes = 2;       // bytes per linear-layer parameter: 2 BF16, 1 FP8
+  std::string source;                  // the config.json / model card the figures come from
+
+  // Parameters of the decoder's linear layers (q, k, v, o, gate, up, down of every layer): the
+  // ones quantized in FP8 checkpoints and multiplied by every token. Biases and norms are left
+  // out (under 0.1%).
+  double active_params() const;
+  // Parameters of the input embedding table (vocab x hidden). A step gathers only its rows for
+  // the step's tokens, so the table is not streamed like the other weights.
+  double embedding_params() const;
+  // Bytes of all weights: linear layers at weight_bytes, everything else (embeddings, lm_head,
+  // norms, biases) in BF16 as FP8 checkpoints keep them.
+  double weight_bytes_total() const;
+  // KV-cache bytes per token on one GPU: 2 (K and V) x layers x KV heads on this GPU x head_dim
+  // x dtype bytes. KV heads are split across `tp` GPUs; each GPU holds at least one (vLLM
+  // replicates KV heads when tp > num_kv_heads).
+  std::int64_t kv_bytes_per_token(std::int32_t kv_dtype_bytes, std::int32_t tp = 1) const;
+};
+
+const std::vector<LlmSpec>& llm_catalog();
+
+// The entry named `name`; throws UnknownNameError("model", name, valid names) if there is none.
+const LlmSpec& find_model(const std::string& name);
+
+std::vector<std::string> model_names();
+
+}  // namespace fleetsim

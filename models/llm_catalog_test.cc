@@ -1,0 +1,75 @@
+#include "models/llm_catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+TEST(LlmCatalog, HasTheSevenModels) {
+  ASSERT_EQ(model_names().size(), 7u);
+  for (const char* n :
+       {"Qwen3-32B", "Qwen3-32B-FP8", "Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct-FP8-dynamic",
+        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-70B"}) {
+    EXPECT_EQ(find_model(n).name, n);
+  }
+}
+
+TEST(LlmCatalog, Qwen3KvBytesPerToken) {
+  const LlmSpec& m = find_model("Qwen3-32B");
+  EXPECT_EQ(m.layers, 64);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);
+  // 2 x 64 layers x 8 heads x 128 x 2 bytes.
+  EXPECT_EQ(m.kv_bytes_per_token(2), 262'144);
+  EXPECT_EQ(m.kv_bytes_per_token(1), 131'072);  // FP8 KV cache
+  EXPECT_EQ(m.kv_bytes_per_token(2, 2), 131'072);
+  EXPECT_EQ(m.kv_bytes_per_token(2, 8), 32'768);   // one KV head per GPU
+  EXPECT_EQ(m.kv_bytes_per_token(2, 16), 32'768);  // replicated: still one per GPU
+  EXPECT_EQ(find_model("Llama-3.1-8B").kv_bytes_per_token(2), 131'072);
+  EXPECT_EQ(find_model("Qwen2.5-7B-Instruct").kv_bytes_per_token(2), 57'344);
+  EXPECT_EQ(find_model("Llama-3.1-70B").kv_bytes_per_token(2), 327'680);
+}
+
+TEST(LlmCatalog, ParameterCountsMatchTheModelCards) {
+  // Model cards: Qwen3-32B 32.8B total / 31.2B non-embedding; Qwen2.5-7B 7.61B / 6.53B;
+  // Llama-3.1-8B 8.03B.
+  EXPECT_NEAR(find_model("Qwen3-32B").active_params() / 1e9, 31.2, 0.05);
+  EXPECT_NEAR(find_model("Qwen2.5-7B-Instruct").active_params() / 1e9, 6.53, 0.01);
+  for (const auto& m : llm_catalog()) {
+    // Linear layers + embedding + untied lm_head account for all but norms and biases.
+    const double accounted = m.active_params() + 2 * m.embedding_params();
+    EXPECT_NEAR(accounted / (m.params_b * 1e9), 1.0, 2e-3) << m.name;
+    EXPECT_FALSE(m.source.empty()) << m.name;
+  }
+}
+
+TEST(LlmCatalog, WeightBytesKeepEmbeddingsInBf16ForFp8) {
+  const LlmSpec& bf16 = find_model("Qwen3-32B");
+  const LlmSpec& fp8 = find_model("Qwen3-32B-FP8");
+  EXPECT_NEAR(bf16.weight_bytes_total() / kGiB, 61.02, 0.01);
+  // 31.21e9 FP8 linear bytes + 1.556e9 BF16 params (embed_tokens, lm_head, norms) x 2.
+  EXPECT_NEAR(fp8.weight_bytes_total() / kGiB, 31.96, 0.01);
+  EXPECT_GT(fp8.weight_bytes_total(), bf16.weight_bytes_total() / 2);
+  // Llama-3.1-8B in BF16: 8.0303e9 parameters x 2 bytes.
+  EXPECT_NEAR(find_model("Llama-3.1-8B").weight_bytes_total() / kGiB, 14.96, 0.01);
+}
+
+TEST(LlmCatalog, UnknownNameListsTheValidOnes) {
+  try {
+    find_model("Mistral-7B");
+    FAIL() << "expected UnknownNameError";
+  } catch (const UnknownNameError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Mistral-7B"), std::string::npos);
+    EXPECT_NE(msg.find("Qwen3-32B-FP8"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim

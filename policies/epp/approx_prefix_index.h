@@ -1,0 +1,63 @@
+// The EPP's approximate prefix index: per pod, an LRU of the prompt block hashes the EPP has sent
+// there. It is written when a request is dispatched and never hears of engine evictions, so it
+// can believe a pod holds blocks the pod dropped long ago (and the reverse). Modelled on Gateway
+// API Inference Extension pkg/epp/scheduling/framework/plugins/multi/prefix/indexer.go (one
+// hashicorp/golang-lru cache per pod plus a hash -> pods map) and plugin.go (hashPrompt,
+// matchLongestPrefix).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "models/request.h"
+
+namespace fleetsim {
+
+// Tokens per EPP block: block_size_chars / chars_per_token, rounded, at least 1 (GIE: 64
+// characters at about 4 characters a token = 16 tokens, vLLM's default block).
+std::int32_t epp_block_tokens(std::int64_t block_size_chars, double chars_per_token);
+
+// The chained hashes of the prompt's first full blocks of `block_tokens` tokens, at most
+// `max_blocks` of them (GIE truncates the prompt to maxPrefixBlocksToMatch blocks). Reuses
+// request.block_hashes when they were computed at the same block size. Each hash is mixed with the
+// model name, as GIE seeds the chain with the model so that two models never share an entry.
+std::vector<BlockHash> prompt_prefix_hashes(const Request& request, std::int32_t block_tokens,
+                                            std::int32_t max_blocks);
+
+class ApproxPrefixIndex {
+ public:
+  explicit ApproxPrefixIndex(std::int64_t capacity_per_pod);
+
+  // Records that `pod` was sent `hashes`: each is inserted (or refreshed) in order, so the last
+  // block is the most recent and a full LRU evicts a prompt's leading blocks first, as the
+  // upstream Add loop does.
+  void add(int pod, std::span<const BlockHash> hashes);
+
+  // Matched blocks per pod index (pods never written read 0; the vector may be shorter than the
+  // fleet). As GIE's matchLongestPrefix: walk the hashes from the first; stop at the first hash
+  // no pod holds; each pod scores one for every hash it holds before that point.
+  std::vector<std::int32_t> match(std::span<const BlockHash> hashes) const;
+
+  bool contains(int pod, BlockHash hash) const;
+  std::int64_t size(int pod) const;
+  std::int64_t capacity() const { return capacity_; }
+  // Forgets a pod (GIE drops pods that left the pool on a periodic sweep).
+  void remove_pod(int pod);
+
+ private:
+  struct PodLru {
+    std::list<BlockHash> order;  // front = least recently written
+    std::unordered_map<BlockHash, std::list<BlockHash>::iterator> where;
+  };
+  PodLru& lru_for(int pod);
+  void unlink(int pod, BlockHash hash);
+
+  std::int64_t capacity_;
+  std::vector<PodLru> pods_;  // by pod index
+  std::unordered_map<BlockHash, std::vector<int>> hash_to_pods_;
+};
+
+}  // namespace fleetsim

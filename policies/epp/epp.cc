@@ -1,0 +1,208 @@
+#include "policies/epp/epp.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+std::vector<std::string> split_epp_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  if (out.size() == 1 && out.front() == "none") out.clear();
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> parse_weighted_scorers(const std::string& text) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const std::string& item : split_epp_list(text)) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      out.emplace_back(item, 1.0);
+      continue;
+    }
+    const std::string name = item.substr(0, colon);
+    const std::string weight_text = item.substr(colon + 1);
+    double weight = 0;
+    size_t used = 0;
+    try {
+      weight = std::stod(weight_text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != weight_text.size() || !std::isfinite(weight) || weight < 0) {
+      throw ScenarioError("epp scorers: bad weight '" + weight_text + "' for '" + name +
+                          "'; expected name:weight with a weight >= 0");
+    }
+    out.emplace_back(name, weight);
+  }
+  return out;
+}
+
+EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
+    : block_tokens_(epp_block_tokens(params.get_int("block_size_chars"),
+                                     params.get_double("chars_per_token"))),
+      max_blocks_(static_cast<std::int32_t>(params.get_int("max_prefix_blocks"))),
+      index_(params.get_int("lru_capacity_per_server")) {
+  const EppPluginArgs args{&params, &ctx};
+  for (const auto& name : split_epp_list(params.get_string("filters"))) {
+    filters_.push_back(make_epp_filter(name, args));
+  }
+  for (const auto& [name, weight] : parse_weighted_scorers(params.get_string("scorers"))) {
+    scorers_.emplace_back(make_epp_scorer(name, args), weight);
+  }
+  picker_ = make_epp_picker(params.get_string("picker"), args);
+}
+
+std::vector<BlockHash> EppPolicy::prefix_hashes(const Request& request) const {
+  return prompt_prefix_hashes(request, block_tokens_, max_blocks_);
+}
+
+EppCycle EppPolicy::make_cycle(const Request& request, std::span<const PodState> candidates) const {
+  EppCycle cycle;
+  cycle.request = &request;
+  cycle.pods = candidates;
+  const std::vector<BlockHash> hashes = prefix_hashes(request);
+  const std::vector<std::int32_t> matched = index_.match(hashes);
+  cycle.prefix_score.assign(candidates.size(), 0.0);
+  if (hashes.empty()) return cycle;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const auto pod = static_cast<size_t>(candidates[i].index);
+    const std::int32_t m = pod < matched.size() ? matched[pod] : 0;
+    cycle.prefix_score[i] = static_cast<double>(m) / static_cast<double>(hashes.size());
+  }
+  return cycle;
+}
+
+namespace {
+
+EppPolicy::Scored run_pipeline(
+    const EppCycle& cycle, std::vector<std::unique_ptr<EppFilter>>& filters,
+    std::vector<std::pair<std::unique_ptr<EppScorer>, double>>& scorers) {
+  EppPolicy::Scored out;
+  out.kept.resize(cycle.pods.size());
+  for (size_t i = 0; i < cycle.pods.size(); ++i) out.kept[i] = i;
+  for (auto& f : filters) {
+    out.kept = f->filter(cycle, std::move(out.kept));
+    if (out.kept.empty()) return out;
+  }
+  out.totals.assign(out.kept.size(), 0.0);
+  std::vector<double> scores(out.kept.size());
+  for (auto& [scorer, weight] : scorers) {
+    std::fill(scores.begin(), scores.end(), 0.0);
+    scorer->score(cycle, out.kept, scores);
+    for (size_t k = 0; k < scores.size(); ++k) {
+      out.totals[k] += weight * std::clamp(scores[k], 0.0, 1.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+EppPolicy::Scored EppPolicy::evaluate(const Request& request,
+                                      std::span<const PodState> candidates) {
+  return run_pipeline(make_cycle(request, candidates), filters_, scorers_);
+}
+
+int EppPolicy::pick(const Request& request, std::span<const PodState> candidates,
+                    const RouteContext& ctx) {
+  (void)ctx;
+  if (candidates.empty()) return -1;
+  const EppCycle cycle = make_cycle(request, candidates);
+  const Scored scored = run_pipeline(cycle, filters_, scorers_);
+  if (scored.kept.empty()) return -1;  // a filter removed every pod: the EPP has no answer
+  return candidates[picker_->pick(cycle, scored.kept, scored.totals)].index;
+}
+
+void EppPolicy::on_dispatched(const Request& request, int pod) {
+  if (pod < 0) return;
+  const std::vector<BlockHash> hashes = prefix_hashes(request);
+  index_.add(pod, hashes);
+}
+
+namespace {
+
+// Defaults = the profile of the measured deployment (shared/validation/measured-3pod-a100.yaml):
+// prefix-cache-affinity-filter, then token-load-scorer + active-request-scorer (weight 1 each),
+// then the max-score picker. The prefix index defaults are GIE's
+// pkg/epp/scheduling/framework/plugins/multi/prefix/plugin.go (DefaultBlockSize / hashBlockSize =
+// 64 characters at ~4 characters per token, maxPrefixBlocksToMatch = 256,
+// lruCapacityPerServer = 31250), i.e. the character-block prefix plugin of the GIE v0.x-v1.x
+// line before blocks were counted in tokens. The filter defaults are those of
+// pkg/epp/framework/plugins/scheduling/filter/prefixcacheaffinity (affinityThreshold 0.80,
+// explorationProbability 0.01, maxTTFTPenaltyMs 5000) with llm-d's peakPrefillThroughput default
+// 15928; the token-load default is tokenload/token_load.go (4194304 tokens).
+ParamSpec epp_spec() {
+  const std::string filter_names = join(epp_filter_names(), ", ");
+  const std::string scorer_names = join(epp_scorer_names(), ", ");
+  return ParamSpec()
+      .text("filters", "prefix-cache-affinity-filter",
+            "comma list of filters applied in order ('' or 'none': no filter); valid: " +
+                filter_names)
+      .text("scorers", "token-load-scorer:1,active-request-scorer:1",
+            "comma list of name:weight (weight 1 if omitted); total = sum of weight x "
+            "clamp(score, 0, 1); valid: " +
+                scorer_names)
+      .text("picker", "max-score",
+            "max-score: highest total, ties by tie_break; random: uniform over the filtered "
+            "pods; weighted-random: probability proportional to the total",
+            epp_picker_names())
+      .text("tie_break", "random",
+            "max-score ties: random = uniform among tied (GIE shuffles before sorting); rotation "
+            "= the tied pod with the smallest index at or after a counter",
+            {"random", "rotation"})
+      .integer("block_size_chars", 64,
+               "prefix index block, in prompt characters (GIE hashBlockSize)", 1, 1e9)
+      .real("chars_per_token", 4.0,
+            "characters per token, to turn block_size_chars into tokens (GIE assumes 4)", 0.01, 1e6)
+      .integer("max_prefix_blocks", 256,
+               "at most this many leading prompt blocks are hashed and matched "
+               "(GIE maxPrefixBlocksToMatch)",
+               1, 1e9)
+      .integer("lru_capacity_per_server", 31250,
+               "blocks the index remembers per pod, LRU (GIE lruCapacityPerServer)", 1, 1e12)
+      .real("affinity_threshold", 0.8,
+            "prefix-cache-affinity-filter: keep pods whose prefix score (matched / prompt "
+            "blocks) is at least this; all pods when none is (0: filter off)",
+            0.0, 1.0)
+      .real("affinity_explore_probability", 0.01,
+            "prefix-cache-affinity-filter: probability of skipping the filter for a request "
+            "(upstream explorationProbability)",
+            0.0, 1.0)
+      .real("affinity_max_ttft_penalty_ms", 5000.0,
+            "prefix-cache-affinity-filter TTFT gate: keep all pods when the best sticky pod's "
+            "predicted TTFT exceeds the best other pod's by more than this (0: always stick)",
+            0.0, 1e12)
+      .real("peak_prefill_tokens_per_s", 15928.0,
+            "prefix-cache-affinity-filter: predicted TTFT = in-flight tokens / this "
+            "(upstream peakPrefillThroughput, calibrated for Qwen3-32B on H100 TP=2)",
+            1e-6, 1e12)
+      .integer("token_load_capacity", 4194304,
+               "token-load-scorer: in-flight tokens at which the score reaches 0 "
+               "(queueThresholdTokens)",
+               1, 1e15);
+}
+
+const PolicyRegistrar kEppRegistrar(
+    "epp",
+    "Endpoint Picker (GIE / llm-d): prefix-cache-affinity filter, weighted token-load + "
+    "active-request scorers, max-score picker; approximate prefix index written on dispatch",
+    epp_spec(), [](const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
+      return std::make_unique<EppPolicy>(p, ctx);
+    });
+
+}  // namespace
+
+}  // namespace fleetsim

@@ -1,0 +1,55 @@
+// The Endpoint Picker (EPP) of the Gateway API Inference Extension (GIE) / llm-d inference
+// scheduler, as one routing policy: producers (the approximate prefix index; in-flight load comes
+// from PodState, which the gateway fills) -> filters -> weighted scorers -> picker.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policies/epp/approx_prefix_index.h"
+#include "policies/epp/plugins.h"
+#include "policies/policy.h"
+
+namespace fleetsim {
+
+class EppPolicy : public RoutingPolicy {
+ public:
+  EppPolicy(const Params& params, const PolicyContext& ctx);
+
+  int pick(const Request& request, std::span<const PodState> candidates,
+           const RouteContext& ctx) override;
+  // GIE writes the index in PreRequest, for the pod the request is sent to.
+  void on_dispatched(const Request& request, int pod) override;
+
+  // The prompt's prefix hashes as this EPP computes them.
+  std::vector<BlockHash> prefix_hashes(const Request& request) const;
+  // Candidates left after the filters (positions into `candidates`) and their weighted totals;
+  // pick() is filter + this + the picker. For tests and traces.
+  struct Scored {
+    Kept kept;
+    std::vector<double> totals;
+  };
+  Scored evaluate(const Request& request, std::span<const PodState> candidates);
+
+  const ApproxPrefixIndex& index() const { return index_; }
+
+ private:
+  EppCycle make_cycle(const Request& request, std::span<const PodState> candidates) const;
+
+  std::int32_t block_tokens_;
+  std::int32_t max_blocks_;
+  ApproxPrefixIndex index_;
+  std::vector<std::unique_ptr<EppFilter>> filters_;
+  std::vector<std::pair<std::unique_ptr<EppScorer>, double>> scorers_;  // scorer, weight
+  std::unique_ptr<EppPicker> picker_;
+};
+
+// Splits "a, b,c" into names; "" and "none" give an empty list.
+std::vector<std::string> split_epp_list(const std::string& text);
+// Parses "name:weight,name" (weight 1 when omitted); a bad weight throws ScenarioError.
+std::vector<std::pair<std::string, double>> parse_weighted_scorers(const std::string& text);
+
+}  // namespace fleetsim

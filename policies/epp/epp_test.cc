@@ -1,0 +1,284 @@
+#include "policies/epp/epp.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/block_hash.h"
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+std::vector<PodState> three_pods() {
+  std::vector<PodState> out(3);
+  for (int i = 0; i < 3; ++i) {
+    out[static_cast<size_t>(i)].index = i;
+    out[static_cast<size_t>(i)].name = "pod-" + std::to_string(i);
+  }
+  return out;
+}
+
+PolicyContext ctx3(std::uint64_t seed = 1) {
+  PolicyContext ctx;
+  ctx.pod_names = {"pod-0", "pod-1", "pod-2"};
+  ctx.seed = seed;
+  ctx.stream_name = "arm/epp/policy";
+  return ctx;
+}
+
+// Defaults with the filter's random exploration off, so a test's outcome never rests on a draw.
+Params epp_params() {
+  Params p = PolicyRegistry::instance().get("epp", "policy").spec.defaults();
+  p.set("affinity_explore_probability", 0.0);
+  return p;
+}
+
+// A conversation turn: the system prompt, then the history, as segments.
+Request turn(std::vector<Segment> segments) {
+  Request r;
+  r.model = "Qwen/Qwen3-32B-FP8";
+  r.prompt = std::move(segments);
+  r.prompt_tokens = total_tokens(r.prompt);
+  r.output_tokens = 16;
+  r.output_content_id = 999;
+  compute_block_hashes(r, 16);
+  return r;
+}
+
+std::vector<int> kept_pods(const EppPolicy::Scored& s, const std::vector<PodState>& pods) {
+  std::vector<int> out;
+  for (const size_t i : s.kept) out.push_back(pods[i].index);
+  return out;
+}
+
+TEST(EppTest, AffinityFilterKeepsThePodHoldingThePrefix) {
+  EppPolicy epp(epp_params(), ctx3());
+  const auto pods = three_pods();
+  const Request t1 = turn({{100, 2000}, {101, 50}});  // 2050 tokens: 128 full blocks
+  epp.on_dispatched(t1, 1);
+  // Turn 2 resends turn 1 plus an answer and a question: 2100 tokens, 131 blocks; pod 1 holds
+  // the first 128 -> 128 / 131 = 0.977 >= 0.8.
+  const Request t2 = turn({{100, 2000}, {101, 50}, {102, 16}, {103, 34}});
+  const auto s = epp.evaluate(t2, pods);
+  EXPECT_EQ(kept_pods(s, pods), std::vector<int>{1});
+  EXPECT_EQ(epp.pick(t2, pods, {}), 1);
+}
+
+TEST(EppTest, AffinityFilterPassesAllWhenNoPodReachesTheThreshold) {
+  EppPolicy epp(epp_params(), ctx3());
+  const auto pods = three_pods();
+  epp.on_dispatched(turn({{100, 2000}}), 1);  // 125 blocks
+  // Same system prompt, then a long new document: 10000 tokens = 625 blocks, 125 / 625 = 0.2.
+  const Request r = turn({{100, 2000}, {200, 8000}});
+  EXPECT_EQ(kept_pods(epp.evaluate(r, pods), pods), (std::vector<int>{0, 1, 2}));
+  // A prompt shorter than one block has no prefix score at all.
+  EXPECT_EQ(epp.evaluate(turn({{300, 10}}), pods).kept.size(), 3u);
+}
+
+TEST(EppTest, AffinityFilterTtftGateBreaksStickiness) {
+  EppPolicy epp(epp_params(), ctx3());
+  auto pods = three_pods();
+  const Request t1 = turn({{100, 2000}, {101, 50}});
+  epp.on_dispatched(t1, 1);
+  // Predicted TTFT = in-flight tokens / 15928 tokens/s: 50000 -> 3139 ms, within 5000 ms of the
+  // idle pods -> still sticky; 200000 -> 12557 ms, 12.6 s worse -> every pod is kept.
+  pods[1].inflight_tokens = 50000;
+  EXPECT_EQ(kept_pods(epp.evaluate(t1, pods), pods), std::vector<int>{1});
+  pods[1].inflight_tokens = 200000;
+  EXPECT_EQ(epp.evaluate(t1, pods).kept.size(), 3u);
+  // Penalty 0 = always stick.
+  Params always = epp_params();
+  always.set("affinity_max_ttft_penalty_ms", 0.0);
+  EppPolicy sticky(always, ctx3());
+  sticky.on_dispatched(t1, 1);
+  EXPECT_EQ(kept_pods(sticky.evaluate(t1, pods), pods), std::vector<int>{1});
+}
+
+TEST(EppTest, AffinityFilterCanBeTurnedOff) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  EppPolicy epp(p, ctx3());
+  const auto pods = three_pods();
+  const Request t1 = turn({{100, 2000}});
+  epp.on_dispatched(t1, 1);
+  EXPECT_EQ(epp.evaluate(t1, pods).kept.size(), 3u);
+}
+
+TEST(EppTest, ExplorationSkipsTheFilterAboutAsOftenAsConfigured) {
+  Params p = epp_params();
+  p.set("affinity_explore_probability", 0.25);
+  EppPolicy epp(p, ctx3(7));
+  const auto pods = three_pods();
+  const Request t1 = turn({{100, 2000}});
+  epp.on_dispatched(t1, 1);
+  int skipped = 0;
+  for (int i = 0; i < 2000; ++i) skipped += epp.evaluate(t1, pods).kept.size() == 3 ? 1 : 0;
+  EXPECT_NEAR(skipped / 2000.0, 0.25, 0.04);
+}
+
+TEST(EppTest, WeightedScorerArithmetic) {
+  Params p = epp_params();
+  p.set("filters", std::string(""));
+  p.set("scorers", std::string("token-load-scorer:2, active-request-scorer:1, queue-scorer:0.5, "
+                               "kv-cache-utilization-scorer:1"));
+  EppPolicy epp(p, ctx3());
+  auto pods = three_pods();
+  // pod 0: 1/4 of the token capacity, 2 requests, queue 4, KV 50%.
+  pods[0].inflight_tokens = 1048576;
+  pods[0].inflight_requests = 2;
+  pods[0].waiting = 4;
+  pods[0].kv_usage = 0.5;
+  // pod 1: no tokens, 4 requests (the max), empty queue, KV 20%.
+  pods[1].inflight_requests = 4;
+  pods[1].kv_usage = 0.2;
+  // pod 2: twice the capacity (score clamps at 0), idle by requests, queue 2, KV full.
+  pods[2].inflight_tokens = 8388608;
+  pods[2].waiting = 2;
+  pods[2].kv_usage = 1.0;
+  const auto s = epp.evaluate(turn({{1, 100}}), pods);
+  ASSERT_EQ(s.totals.size(), 3u);
+  // token-load: 0.75, 1, 0; active (max 4): 2/4, 0, 1; queue (min 0, max 4): 0, 1, 0.5;
+  // kv: 0.5, 0.8, 0.
+  EXPECT_NEAR(s.totals[0], 2 * 0.75 + 0.5 + 0.5 * 0 + 0.5, 1e-12);   // 2.5
+  EXPECT_NEAR(s.totals[1], 2 * 1.0 + 0.0 + 0.5 * 1 + 0.8, 1e-12);    // 3.3
+  EXPECT_NEAR(s.totals[2], 2 * 0.0 + 1.0 + 0.5 * 0.5 + 0.0, 1e-12);  // 1.25
+  EXPECT_EQ(epp.pick(turn({{1, 100}}), pods, {}), 1);
+}
+
+TEST(EppTest, PrefixCacheScorerIsTheMatchFraction) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("prefix-cache-scorer:3"));
+  EppPolicy epp(p, ctx3());
+  const auto pods = three_pods();
+  epp.on_dispatched(turn({{100, 800}}), 2);                         // 50 blocks
+  const auto s = epp.evaluate(turn({{100, 800}, {5, 800}}), pods);  // 100 blocks
+  EXPECT_NEAR(s.totals[0], 0.0, 1e-12);
+  EXPECT_NEAR(s.totals[2], 3 * 0.5, 1e-12);
+}
+
+TEST(EppTest, ActiveRequestMaxRunsOverAllCandidates) {
+  // After the filter keeps pod 1 and pod 2, pod 0's 8 requests still set the max (upstream keeps
+  // counts for every endpoint): pod 1 (4) scores 0.5, pod 2 (2) 0.75.
+  Params p = epp_params();
+  p.set("scorers", std::string("active-request-scorer"));
+  EppPolicy epp(p, ctx3());
+  auto pods = three_pods();
+  pods[0].inflight_requests = 8;
+  pods[1].inflight_requests = 4;
+  pods[2].inflight_requests = 2;
+  const Request t1 = turn({{100, 2000}});
+  epp.on_dispatched(t1, 1);
+  epp.on_dispatched(t1, 2);
+  const auto s = epp.evaluate(t1, pods);
+  ASSERT_EQ(kept_pods(s, pods), (std::vector<int>{1, 2}));
+  EXPECT_NEAR(s.totals[0], 0.5, 1e-12);
+  EXPECT_NEAR(s.totals[1], 0.75, 1e-12);
+}
+
+TEST(EppTest, IdlePodsTieAtTwoAndRotationCycles) {
+  Params p = epp_params();
+  p.set("tie_break", std::string("rotation"));
+  EppPolicy epp(p, ctx3());
+  const auto pods = three_pods();
+  const Request r = turn({{1, 100}});
+  EXPECT_EQ(epp.evaluate(r, pods).totals, (std::vector<double>{2.0, 2.0, 2.0}));
+  std::vector<int> got;
+  for (int i = 0; i < 6; ++i) got.push_back(epp.pick(r, pods, {}));  // no dispatch: no affinity
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  // Pod 1 gone: the rotation goes on over the tied pods that remain.
+  const std::vector<PodState> two = {pods[0], pods[2]};
+  EXPECT_EQ(epp.pick(r, two, {}), 0);
+  EXPECT_EQ(epp.pick(r, two, {}), 2);
+  EXPECT_EQ(epp.pick(r, two, {}), 0);
+}
+
+TEST(EppTest, RandomTieBreakIsSeededAndUsesEveryTiedPod) {
+  const auto pods = three_pods();
+  const Request r = turn({{1, 100}});
+  EppPolicy a(epp_params(), ctx3(5));
+  EppPolicy b(epp_params(), ctx3(5));
+  std::map<int, int> count;
+  for (int i = 0; i < 300; ++i) {
+    const int pa = a.pick(r, pods, {});
+    EXPECT_EQ(b.pick(r, pods, {}), pa);
+    ++count[pa];
+  }
+  ASSERT_EQ(count.size(), 3u);
+  for (const auto& [pod, c] : count) EXPECT_GT(c, 60) << "pod " << pod;
+}
+
+TEST(EppTest, MeasuredProbeOneConversationStaysOnItsPod) {
+  // shared/validation/measured-3pod-a100.yaml single_conversation_probe: candidates after the
+  // filter 3, 1, 1, 1, 1 and the same pod every turn.
+  EppPolicy epp(epp_params(), ctx3(3));
+  const auto pods = three_pods();
+  std::vector<Segment> history = {{500, 3000}};
+  std::vector<size_t> after_filter;
+  std::vector<int> chosen;
+  for (int t = 0; t < 5; ++t) {
+    history.push_back({static_cast<std::uint64_t>(600 + t), 20});  // the question line
+    const Request r = turn(history);
+    after_filter.push_back(epp.evaluate(r, pods).kept.size());
+    chosen.push_back(epp.pick(r, pods, {}));
+    epp.on_dispatched(r, chosen.back());
+    history.push_back({static_cast<std::uint64_t>(700 + t), 16});  // the answer
+  }
+  EXPECT_EQ(after_filter, (std::vector<size_t>{3, 1, 1, 1, 1}));
+  for (const int c : chosen) EXPECT_EQ(c, chosen.front());
+}
+
+TEST(EppTest, IndexIsWrittenOnDispatchOnly) {
+  EppPolicy epp(epp_params(), ctx3());
+  const auto pods = three_pods();
+  const Request r = turn({{100, 2000}});
+  const int p = epp.pick(r, pods, {});
+  EXPECT_EQ(epp.index().size(p), 0);
+  epp.on_dispatched(r, p);
+  EXPECT_EQ(epp.index().size(p), 125);
+}
+
+TEST(EppTest, UnknownNamesThrowAndListTheValidOnes) {
+  Params p = epp_params();
+  p.set("scorers", std::string("token-load-scorer:1,least-latency-scorer:1"));
+  try {
+    EppPolicy epp(p, ctx3());
+    FAIL() << "expected UnknownNameError";
+  } catch (const UnknownNameError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("least-latency-scorer"), std::string::npos) << msg;
+    for (const auto& name : epp_scorer_names()) EXPECT_NE(msg.find(name), std::string::npos) << msg;
+  }
+  Params f = epp_params();
+  f.set("filters", std::string("lora-affinity-filter"));
+  EXPECT_THROW(make_policy("epp", f, ctx3()), UnknownNameError);
+  Params k = epp_params();
+  k.set("picker", std::string("best"));
+  EXPECT_THROW(make_policy("epp", k, ctx3()), UnknownNameError);
+  Params w = epp_params();
+  w.set("scorers", std::string("queue-scorer:heavy"));
+  EXPECT_THROW(make_policy("epp", w, ctx3()), ScenarioError);
+}
+
+TEST(EppTest, ListParsing) {
+  EXPECT_EQ(split_epp_list(" a , b,,c "), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(split_epp_list("none").empty());
+  EXPECT_TRUE(split_epp_list("").empty());
+  const auto w = parse_weighted_scorers("x:2.5,y");
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], (std::pair<std::string, double>{"x", 2.5}));
+  EXPECT_EQ(w[1], (std::pair<std::string, double>{"y", 1.0}));
+}
+
+TEST(EppTest, RegisteredWithEveryParameterDocumented) {
+  const auto& entry = PolicyRegistry::instance().get("epp", "policy");
+  EXPECT_FALSE(entry.description.empty());
+  for (const auto& d : entry.spec.defs()) EXPECT_FALSE(d.help.empty()) << d.name;
+  EXPECT_TRUE(entry.spec.has("lru_capacity_per_server"));
+  EXPECT_EQ(std::get<std::int64_t>(entry.spec.defaults().values().at("lru_capacity_per_server")),
+            31250);
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The two commands of the README's quick start:
+#   scripts/dev.sh run    install what is missing, build, run the flagship scenario
+#   scripts/dev.sh test   install what is missing, build, run every test
+# Extra arguments after `run` go to `fleetsim run` (e.g. --format json).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian 12 packages the build, the tests and the Python side need.
+PACKAGES=(
+  cmake g++ ninja-build ccache pkg-config
+  libboost-graph-dev libeigen3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
+  pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest
+)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+
+build() {
+  cmake --preset release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+  cmake --build --preset release -j "$(nproc)"
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  run)
+    install_missing
+    build >&2
+    exec ./build/release/cli/fleetsim run scenarios/loxilb-3pod-long.yaml "$@"
+    ;;
+  test)
+    install_missing
+    build
+    ctest --preset release -j "$(nproc)"
+    ;;
+  *)
+    echo "usage: scripts/dev.sh run [fleetsim run options] | scripts/dev.sh test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,109 @@
+// A closed-loop multi-turn chat client, like a sequential chat benchmark (kvbench): N
+// conversations of T turns, C of them in flight; turn t+1 is sent only after turn t completes,
+// with the whole history resent. When a conversation ends, the next one starts.
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "models/conversation.h"
+#include "sim/distribution.h"
+#include "sim/fleet/workload.h"
+
+namespace fleetsim {
+namespace {
+
+class ChatClient : public Workload {
+ public:
+  ChatClient(const Params& p, const WorkloadContext& ctx)
+      : ctx_(ctx),
+        conversations_(p.get_int("conversations")),
+        turns_(static_cast<std::int32_t>(p.get_int("turns"))),
+        concurrency_(p.get_int("concurrency")),
+        ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
+        think_rng_(make_rng(ctx.seed, "workload/think")),
+        stop_on_error_(p.get_bool("stop_conversation_on_error")) {
+    shape_.system_prompt_tokens = std::get<DistributionPtr>(p.values().at("system_prompt_tokens"));
+    shape_.shared_system_prompt = p.get_bool("shared_system_prompt");
+    shape_.question_tokens = std::get<DistributionPtr>(p.values().at("question_tokens"));
+    shape_.answer_tokens = std::get<DistributionPtr>(p.values().at("answer_tokens"));
+    shape_.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+    think_ = std::get<DistributionPtr>(p.values().at("think_time_ms"));
+  }
+
+  void start() override {
+    const std::int64_t first = std::min(concurrency_, conversations_);
+    for (std::int64_t i = 0; i < first; ++i) {
+      // Clients start spread evenly over the ramp-up, as benchmark harnesses stagger them.
+      const TimeNs at = first > 1 ? ramp_up_ * i / first : 0;
+      ctx_.loop->schedule_at(at, [this] { start_next_conversation(); });
+    }
+  }
+
+  void on_complete(const Request& r, Outcome outcome) override {
+    auto it = active_.find(r.conversation);
+    if (it == active_.end()) return;
+    Conversation& conv = *it->second;
+    conv.complete_turn();
+    const bool ended = conv.next_turn() > turns_ || (stop_on_error_ && outcome != Outcome::kOk);
+    if (ended) {
+      active_.erase(it);
+      start_next_conversation();
+      return;
+    }
+    const TimeNs think = ms_to_ns(std::max(0.0, think_->sample(think_rng_)));
+    const std::int64_t id = r.conversation;
+    ctx_.loop->schedule_in(think, [this, id] { send_turn(id); });
+  }
+
+ private:
+  void start_next_conversation() {
+    if (next_conversation_ >= conversations_) return;
+    const std::int64_t id = next_conversation_++;
+    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed));
+    send_turn(id);
+  }
+
+  void send_turn(std::int64_t id) { ctx_.submit(active_.at(id)->make_turn_request()); }
+
+  WorkloadContext ctx_;
+  std::int64_t conversations_;
+  std::int32_t turns_;
+  std::int64_t concurrency_;
+  TimeNs ramp_up_;
+  Rng think_rng_;
+  bool stop_on_error_;
+  ConversationShape shape_;
+  DistributionPtr think_;
+  std::int64_t next_conversation_ = 0;
+  std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
+};
+
+const WorkloadRegistrar kRegistrar(
+    "multi_turn_chat",
+    "closed-loop multi-turn chats: N conversations of T turns, C in flight, history resent",
+    ParamSpec()
+        .integer("conversations", 40, "number of conversations", 1)
+        .integer("turns", 15, "turns per conversation", 1)
+        .integer("concurrency", 16, "conversations in flight at once", 1)
+        .distribution("system_prompt_tokens", constant_distribution(2000),
+                      "system prompt length in tokens")
+        .boolean("shared_system_prompt", false,
+                 "one system prompt for every conversation (else unique per conversation)")
+        .distribution("question_tokens", constant_distribution(100),
+                      "tokens of each user question")
+        .distribution("answer_tokens", constant_distribution(100),
+                      "tokens the model generates per turn (max_tokens reached)")
+        .integer("template_tokens_per_turn", 10,
+                 "chat-template tokens around each exchange (role markers, end-of-turn)", 0)
+        .distribution("think_time_ms", constant_distribution(0),
+                      "client delay between a reply and the next turn")
+        .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
+        .boolean("stop_conversation_on_error", false,
+                 "abandon a conversation whose turn failed (else it goes on)"),
+    [](const Params& p, const WorkloadContext& ctx) {
+      return std::make_unique<ChatClient>(p, ctx);
+    });
+
+}  // namespace
+}  // namespace fleetsim

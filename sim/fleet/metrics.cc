@@ -1,0 +1,116 @@
+#include "sim/fleet/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+RequestRecord& RecordCollector::at(std::int64_t id) {
+  if (id < 0) throw InternalError("negative request id");
+  if (static_cast<size_t>(id) >= records_.size()) records_.resize(static_cast<size_t>(id) + 1);
+  return records_[static_cast<size_t>(id)];
+}
+
+void RecordCollector::on_arrival(const Request& r, TimeNs t) {
+  RequestRecord& rec = at(r.id);
+  rec.id = r.id;
+  rec.conversation = r.conversation;
+  rec.turn = r.turn;
+  rec.arrival = t;
+  rec.prompt_tokens = r.prompt_tokens;
+}
+void RecordCollector::on_dispatch(const Request& r, int pod, TimeNs t) {
+  RequestRecord& rec = at(r.id);
+  rec.pod = pod;
+  rec.dispatched = t;
+}
+void RecordCollector::on_admitted(const Request& r, int, std::int32_t cached, TimeNs) {
+  at(r.id).cached_tokens = cached;
+}
+void RecordCollector::on_first_token(const Request& r, int, TimeNs t) { at(r.id).first_token = t; }
+void RecordCollector::on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) {
+  RequestRecord& rec = at(r.id);
+  rec.finished = t;
+  rec.outcome = outcome;
+  rec.pod = pod;
+  rec.done = true;
+  if (outcome == Outcome::kOk) rec.output_tokens = r.output_tokens;
+}
+
+Percentiles percentiles(std::vector<double> v) {
+  Percentiles p;
+  p.count = static_cast<std::int64_t>(v.size());
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto q = [&](double prob) {
+    const double h = prob * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<size_t>(std::floor(h));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  };
+  p.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  p.p50 = q(0.50);
+  p.p95 = q(0.95);
+  p.p99 = q(0.99);
+  return p;
+}
+
+ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods) {
+  ArmSummary s;
+  std::vector<double> ttft, warm_ttft, e2e, warm_e2e, tpot;
+  TimeNs first_arrival = INT64_MAX, last_finish = 0;
+  std::int64_t out_tokens = 0;
+  for (const auto& r : records) {
+    if (r.arrival < 0) continue;  // an id never used
+    ++s.requests;
+    first_arrival = std::min(first_arrival, r.arrival);
+    if (!r.done) continue;
+    last_finish = std::max(last_finish, r.finished);
+    if (r.outcome != Outcome::kOk) {
+      ++s.failed;
+      continue;
+    }
+    ++s.completed;
+    out_tokens += r.output_tokens;
+    const bool warm = r.turn >= 2;
+    const double t = ns_to_ms(r.first_token - r.arrival);
+    const double e = ns_to_ms(r.finished - r.arrival);
+    ttft.push_back(t);
+    e2e.push_back(e);
+    if (warm) {
+      warm_ttft.push_back(t);
+      warm_e2e.push_back(e);
+    }
+    if (r.output_tokens > 1) {
+      tpot.push_back(ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1));
+    }
+  }
+  s.ttft_ms = percentiles(std::move(ttft));
+  s.warm_ttft_ms = percentiles(std::move(warm_ttft));
+  s.e2e_ms = percentiles(std::move(e2e));
+  s.warm_e2e_ms = percentiles(std::move(warm_e2e));
+  s.tpot_ms = percentiles(std::move(tpot));
+  if (s.requests > 0 && last_finish > first_arrival) {
+    s.duration_s = ns_to_sec(last_finish - first_arrival);
+    s.throughput_req_s = static_cast<double>(s.completed) / s.duration_s;
+    s.output_tokens_per_s = static_cast<double>(out_tokens) / s.duration_s;
+  }
+  std::int64_t q = 0, h = 0;
+  for (auto& p : pods) {
+    q += p.prefix_cache_queries;
+    h += p.prefix_cache_hits;
+  }
+  for (const auto& r : records) {
+    if (r.arrival >= 0 && r.pod >= 0 && static_cast<size_t>(r.pod) < pods.size()) {
+      ++pods[static_cast<size_t>(r.pod)].requests;
+    }
+  }
+  s.prefix_cache_reuse = q > 0 ? static_cast<double>(h) / static_cast<double>(q) : 0.0;
+  s.per_pod = std::move(pods);
+  return s;
+}
+
+}  // namespace fleetsim

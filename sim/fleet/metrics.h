@@ -1,0 +1,74 @@
+// Per-request records and the summary of one arm, with the names of the result schema.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/fleet/observer.h"
+
+namespace fleetsim {
+
+struct RequestRecord {
+  std::int64_t id = 0;
+  std::int64_t conversation = -1;
+  std::int32_t turn = 0;
+  int pod = -1;
+  TimeNs arrival = -1;
+  TimeNs dispatched = -1;
+  TimeNs first_token = -1;
+  TimeNs finished = -1;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t cached_tokens = 0;
+  std::int32_t output_tokens = 0;
+  Outcome outcome = Outcome::kOk;
+  bool done = false;
+};
+
+// Collects one record per request from the observer signals.
+class RecordCollector : public FleetObserver {
+ public:
+  void on_arrival(const Request& r, TimeNs t) override;
+  void on_dispatch(const Request& r, int pod, TimeNs t) override;
+  void on_admitted(const Request& r, int pod, std::int32_t cached, TimeNs t) override;
+  void on_first_token(const Request& r, int pod, TimeNs t) override;
+  void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override;
+
+  const std::vector<RequestRecord>& records() const { return records_; }
+
+ private:
+  RequestRecord& at(std::int64_t id);
+  std::vector<RequestRecord> records_;  // indexed by request id (ids are dense from 0)
+};
+
+struct Percentiles {
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0;
+  std::int64_t count = 0;
+};
+
+// Quantiles by linear interpolation between order statistics (Hyndman & Fan type 7), the
+// default of numpy and pandas, so a notebook recomputing them from the records gets the same
+// figures.
+Percentiles percentiles(std::vector<double> values);
+
+struct PodSummary {
+  std::string pod;
+  std::int64_t requests = 0;
+  std::int64_t prefix_cache_queries = 0;
+  std::int64_t prefix_cache_hits = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t generation_tokens = 0;
+};
+
+struct ArmSummary {
+  std::int64_t requests = 0, completed = 0, failed = 0;
+  double prefix_cache_reuse = 0;  // hits / queries over all pods
+  Percentiles ttft_ms, warm_ttft_ms, e2e_ms, warm_e2e_ms, tpot_ms;
+  double throughput_req_s = 0, output_tokens_per_s = 0;
+  double duration_s = 0;
+  std::vector<PodSummary> per_pod;
+};
+
+ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);
+
+}  // namespace fleetsim

@@ -1,0 +1,65 @@
+// Observers see what happens to requests and pods; metrics, traces and time series are built
+// from these signals instead of edits to the core loop.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "models/engine.h"
+#include "models/request.h"
+#include "sim/time.h"
+
+namespace fleetsim {
+
+// How a request ended. Errors carry the class a client would see.
+enum class Outcome { kOk, kNoPod503, kRefused502, kTimeout, kMidStream };
+const char* outcome_name(Outcome o);
+
+class FleetObserver {
+ public:
+  virtual ~FleetObserver() = default;
+  virtual void on_arrival(const Request& r, TimeNs t) { (void)r, (void)t; }
+  virtual void on_dispatch(const Request& r, int pod, TimeNs t) { (void)r, (void)pod, (void)t; }
+  // The engine admitted the request with `cached_tokens` prefix-cache hits.
+  virtual void on_admitted(const Request& r, int pod, std::int32_t cached_tokens, TimeNs t) {
+    (void)r, (void)pod, (void)cached_tokens, (void)t;
+  }
+  // First token as the client sees it.
+  virtual void on_first_token(const Request& r, int pod, TimeNs t) { (void)r, (void)pod, (void)t; }
+  virtual void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) {
+    (void)r, (void)pod, (void)outcome, (void)t;
+  }
+  virtual void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) {
+    (void)pod, (void)plan, (void)start, (void)duration;
+  }
+};
+
+// Fans every signal out to several observers, in the order they were added.
+class ObserverList : public FleetObserver {
+ public:
+  void add(FleetObserver* o) { observers_.push_back(o); }
+  void on_arrival(const Request& r, TimeNs t) override {
+    for (auto* o : observers_) o->on_arrival(r, t);
+  }
+  void on_dispatch(const Request& r, int pod, TimeNs t) override {
+    for (auto* o : observers_) o->on_dispatch(r, pod, t);
+  }
+  void on_admitted(const Request& r, int pod, std::int32_t cached, TimeNs t) override {
+    for (auto* o : observers_) o->on_admitted(r, pod, cached, t);
+  }
+  void on_first_token(const Request& r, int pod, TimeNs t) override {
+    for (auto* o : observers_) o->on_first_token(r, pod, t);
+  }
+  void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override {
+    for (auto* o : observers_) o->on_finished(r, pod, outcome, t);
+  }
+  void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override {
+    for (auto* o : observers_) o->on_step(pod, plan, start, duration);
+  }
+
+ private:
+  std::vector<FleetObserver*> observers_;
+};
+
+}  // namespace fleetsim

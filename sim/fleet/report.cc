@@ -1,0 +1,171 @@
+#include "sim/fleet/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+// Six decimals keep the JSON byte-identical across runs and readable; no figure here needs more.
+double rounded(double x) { return std::round(x * 1e6) / 1e6; }
+
+nlohmann::json pct_json(const Percentiles& p) {
+  return {{"mean", rounded(p.mean)}, {"p50", rounded(p.p50)}, {"p95", rounded(p.p95)},
+          {"p99", rounded(p.p99)}};
+}
+
+std::string fmt(double v, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+struct Row {
+  std::string label;
+  std::string metric;  // measured-metric name, or empty
+  int decimals;
+};
+
+}  // namespace
+
+double simulated_metric(const ArmSummary& s, const std::string& metric) {
+  if (metric == "prefix_cache_reuse_pct") return 100.0 * s.prefix_cache_reuse;
+  if (metric == "warm_ttft_p50_ms") return s.warm_ttft_ms.p50;
+  if (metric == "warm_ttft_p95_ms") return s.warm_ttft_ms.p95;
+  if (metric == "warm_e2e_p50_ms") return s.warm_e2e_ms.p50;
+  if (metric == "ttft_p50_ms") return s.ttft_ms.p50;
+  if (metric == "ttft_p95_ms") return s.ttft_ms.p95;
+  if (metric == "throughput_req_s") return s.throughput_req_s;
+  if (metric == "errors") return static_cast<double>(s.failed);
+  throw UnknownNameError("metric", metric, measured_metric_names());
+}
+
+nlohmann::json summary_json(const ArmSummary& s) {
+  nlohmann::json per_pod = nlohmann::json::array();
+  for (const auto& p : s.per_pod) {
+    per_pod.push_back({{"pod", p.pod},
+                       {"requests", p.requests},
+                       {"prefix_cache_queries", p.prefix_cache_queries},
+                       {"prefix_cache_hits", p.prefix_cache_hits},
+                       {"preemptions", p.preemptions}});
+  }
+  return {{"requests", s.requests},
+          {"completed", s.completed},
+          {"failed", s.failed},
+          {"prefix_cache_reuse", rounded(s.prefix_cache_reuse)},
+          {"ttft_ms", pct_json(s.ttft_ms)},
+          {"warm_ttft_ms", pct_json(s.warm_ttft_ms)},
+          {"e2e_ms", pct_json(s.e2e_ms)},
+          {"warm_e2e_ms", pct_json(s.warm_e2e_ms)},
+          {"tpot_ms", pct_json(s.tpot_ms)},
+          {"throughput_req_s", rounded(s.throughput_req_s)},
+          {"output_tokens_per_s", rounded(s.output_tokens_per_s)},
+          {"duration_s", rounded(s.duration_s)},
+          {"per_pod", per_pod}};
+}
+
+nlohmann::json result_json(const RunResult& r, const Scenario& s) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (const auto& a : r.arms) {
+    nlohmann::json arm = {{"name", a.name}, {"policy", a.policy}, {"summary", summary_json(a.summary)}};
+    if (auto it = s.measured.find(a.name); it != s.measured.end()) arm["measured"] = it->second;
+    arms.push_back(std::move(arm));
+  }
+  return {{"scenario", r.scenario},
+          {"seed", r.seed},
+          {"fleet",
+           {{"pods", s.fleet.pods},
+            {"gpu", s.fleet.gpu},
+            {"model", s.fleet.model},
+            {"kv_blocks_per_pod", r.fleet.kv_blocks_per_pod},
+            {"kv_gib_per_pod", rounded(r.fleet.kv_gib_per_pod)},
+            {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
+            {"max_num_seqs", r.fleet.max_num_seqs}}},
+          {"arms", arms}};
+}
+
+void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
+  os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
+     << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
+     << " blocks/pod (" << fmt(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
+     << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs\n";
+  const bool any_measured = !s.measured.empty();
+  const std::vector<Row> rows = {
+      {"requests (completed/failed)", "", 0},
+      {"prefix-cache reuse %", "prefix_cache_reuse_pct", 1},
+      {"TTFT p50 ms", "ttft_p50_ms", 0},
+      {"TTFT p95 ms", "ttft_p95_ms", 0},
+      {"warm TTFT p50 ms", "warm_ttft_p50_ms", 0},
+      {"warm TTFT p95 ms", "warm_ttft_p95_ms", 0},
+      {"warm E2E p50 ms", "warm_e2e_p50_ms", 0},
+      {"TPOT p50 ms", "", 1},
+      {"throughput req/s", "throughput_req_s", 2},
+      {"output tokens/s", "", 0},
+      {"errors", "errors", 0},
+  };
+  const int label_w = 30, cell_w = any_measured ? 22 : 12;
+  os << std::left << std::setw(label_w) << "metric";
+  for (const auto& a : r.arms) os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
+  os << "\n";
+  for (const auto& row : rows) {
+    os << std::setw(label_w) << row.label;
+    for (const auto& a : r.arms) {
+      const ArmSummary& sum = a.summary;
+      std::string cell;
+      if (row.label.rfind("requests", 0) == 0) {
+        cell = std::to_string(sum.completed) + "/" + std::to_string(sum.failed);
+      } else if (row.label.rfind("TPOT", 0) == 0) {
+        cell = fmt(sum.tpot_ms.p50, row.decimals);
+      } else if (row.label.rfind("output tokens", 0) == 0) {
+        cell = fmt(sum.output_tokens_per_s, row.decimals);
+      } else {
+        cell = fmt(simulated_metric(sum, row.metric), row.decimals);
+      }
+      if (!row.metric.empty()) {
+        auto arm_it = s.measured.find(a.name);
+        if (arm_it != s.measured.end()) {
+          auto m = arm_it->second.find(row.metric);
+          if (m != arm_it->second.end()) cell += " (" + fmt(m->second, row.decimals) + ")";
+        }
+      }
+      os << std::setw(cell_w) << cell;
+    }
+    os << "\n";
+  }
+  if (any_measured && !s.measured_source.empty()) os << "measured: " << s.measured_source << "\n";
+}
+
+void write_summary_csv(std::ostream& os, const RunResult& r) {
+  os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
+        "warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,throughput_req_s,"
+        "output_tokens_per_s\n";
+  for (const auto& a : r.arms) {
+    const ArmSummary& s = a.summary;
+    os << a.name << "," << a.policy << "," << s.requests << "," << s.completed << "," << s.failed
+       << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50) << ","
+       << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
+       << rounded(s.warm_ttft_ms.p95) << "," << rounded(s.warm_e2e_ms.p50) << ","
+       << rounded(s.tpot_ms.p50) << "," << rounded(s.throughput_req_s) << ","
+       << rounded(s.output_tokens_per_s) << "\n";
+  }
+}
+
+void write_requests_csv(std::ostream& os, const RunResult& r) {
+  os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
+        "prompt_tokens,cached_tokens,output_tokens,status\n";
+  for (const auto& a : r.arms) {
+    for (const auto& q : a.records) {
+      if (q.arrival < 0) continue;
+      os << a.name << "," << q.id << "," << q.conversation << "," << q.turn << "," << q.pod << ","
+         << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << "," << ns_to_ms(q.first_token)
+         << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
+         << q.output_tokens << "," << outcome_name(q.outcome) << "\n";
+    }
+  }
+}
+
+}  // namespace fleetsim

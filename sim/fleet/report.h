@@ -1,0 +1,21 @@
+// Results as other tools read them (JSON, CSV) and as people read them (a table with the
+// measured figures beside the simulated ones). The JSON names are a stable schema.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+
+namespace fleetsim {
+
+nlohmann::json summary_json(const ArmSummary& s);
+nlohmann::json result_json(const RunResult& r, const Scenario& s);
+void write_table(std::ostream& os, const RunResult& r, const Scenario& s);
+void write_summary_csv(std::ostream& os, const RunResult& r);
+void write_requests_csv(std::ostream& os, const RunResult& r);
+// Simulated value of a `measured:` metric name, for comparisons.
+double simulated_metric(const ArmSummary& s, const std::string& metric);
+
+}  // namespace fleetsim

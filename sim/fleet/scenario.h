@@ -1,0 +1,53 @@
+// A scenario: the fleet, the workload, the gateway arms to compare, and the seed. Loaded from
+// YAML with every field validated against its spec; --set overrides any field by dotted path.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/params.h"
+
+namespace fleetsim {
+
+struct ArmSpec {
+  std::string name;
+  std::string policy;
+  Params params;
+};
+
+struct FleetSpec {
+  std::int32_t pods = 1;
+  std::string gpu;
+  std::string model;
+  Params server;      // server_spec()
+  Params cost_model;  // cost_model_spec()
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::uint64_t seed = 0;
+  FleetSpec fleet;
+  std::string workload_type;
+  Params workload;
+  std::vector<ArmSpec> arms;
+  double horizon_s = 0;  // 0 = run until the workload is done
+  // Measured figures to print beside the simulated ones: arm -> metric -> value.
+  std::map<std::string, std::map<std::string, double>> measured;
+  std::string measured_source;
+};
+
+// Loads a scenario file. `overrides` are "dotted.path=value" strings (--set).
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// Parses YAML text; `label` names it in errors.
+Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
+                        const std::vector<std::string>& overrides = {});
+
+// Metric names accepted under `measured:` (the summary fields they compare with).
+const std::vector<std::string>& measured_metric_names();
+
+}  // namespace fleetsim

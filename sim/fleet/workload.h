@@ -1,0 +1,43 @@
+// The workload plug-in interface: a client that sends requests into the gateway. Closed-loop
+// clients hear of completions; open-loop ones ignore them. Registered by name.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "models/request.h"
+#include "sim/event_loop.h"
+#include "sim/fleet/observer.h"
+#include "sim/registry.h"
+
+namespace fleetsim {
+
+struct WorkloadContext {
+  EventLoop* loop = nullptr;
+  std::uint64_t seed = 0;
+  std::int32_t block_size = 16;
+  std::string model;
+  // Hands a request to the gateway now. The workload fills everything but the id and hashes.
+  std::function<void(Request)> submit;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void start() = 0;
+  virtual void on_complete(const Request& r, Outcome outcome) = 0;
+};
+
+using WorkloadRegistry = Registry<Workload, const WorkloadContext&>;
+
+struct WorkloadRegistrar {
+  WorkloadRegistrar(std::string name, std::string description, ParamSpec spec,
+                    WorkloadRegistry::Factory factory) {
+    WorkloadRegistry::instance().add(
+        {std::move(name), std::move(description), std::move(spec), std::move(factory)});
+  }
+};
+
+}  // namespace fleetsim
