@@ -34,17 +34,18 @@ PodBuild build_pod(const Scenario& s) {
   PodBuild b;
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
   const auto tp = static_cast<std::int32_t>(server.get_int("tensor_parallel_size"));
+  const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
   const KvCapacity cap = compute_kv_capacity(
-      gpu, llm, server.get_double("gpu_memory_utilization"), tp,
-      static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes")),
-      b.config.engine.block_size, b.config.engine.max_num_batched_tokens);
+      gpu, llm, server.get_double("gpu_memory_utilization"), tp, kv_dtype_bytes,
+      b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
+      b.config.engine.max_num_seqs);
   const std::int64_t override_blocks = server.get_int("num_gpu_blocks_override");
   b.config.num_blocks = static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
-  b.cost = make_cost_model(s.fleet.cost_model, gpu, llm, tp);
+  b.cost = make_cost_model(s.fleet.cost_model, gpu, llm, tp, kv_dtype_bytes);
   return b;
 }
 

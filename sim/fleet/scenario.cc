@@ -92,6 +92,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
         node[key] = flow ? YAML::Load(value) : YAML::Node(value);
         return;
       }
+      if (!node[key].IsDefined() || node[key].IsNull()) node[key] = YAML::Node(YAML::NodeType::Map);
       next = node[key];
     }
     node.reset(next);

@@ -1,0 +1,29 @@
+// Helpers shared by the integration tests.
+#pragma once
+
+#include <string>
+
+namespace fleetsim::testing {
+
+// Absolute path of a file in the source tree (tests run from the build tree).
+inline std::string source_path(const std::string& rel) {
+  return std::string(FLEETSIM_SOURCE_DIR) + "/" + rel;
+}
+
+// A small fleet and workload that exercises queues, chunked prefill, prefix hits and, with few
+// KV blocks, evictions and preemptions; fast enough to run once per policy.
+inline std::string small_scenario_yaml(const std::string& policy, int kv_blocks = 0) {
+  return std::string("name: small\nseed: 7\n") +
+         "fleet:\n  pods: 3\n  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n  server:\n"
+         "    max_num_batched_tokens: 1024\n    num_gpu_blocks_override: " +
+         std::to_string(kv_blocks) +
+         "\n"
+         "workload:\n  type: multi_turn_chat\n  conversations: 12\n  turns: 4\n  concurrency: 6\n"
+         "  system_prompt_tokens: {dist: uniform, low: 300, high: 900}\n"
+         "  question_tokens: {dist: uniform, low: 20, high: 200}\n"
+         "  answer_tokens: {dist: uniform, low: 5, high: 60}\n"
+         "arms:\n  - name: a\n    policy: " +
+         policy + "\n";
+}
+
+}  // namespace fleetsim::testing
