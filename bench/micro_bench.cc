@@ -114,7 +114,8 @@ BENCHMARK(BM_KvAllocCacheFree)->Arg(0)->Arg(1)->ArgNames({"warm"});
 
 // Engine::plan_step + finish_step with a decode batch of 64 sequences (1,024-token prompts,
 // 512 output tokens). Prefill runs untimed; each timed iteration is one decode step of 64
-// sequences, and the last frees them all. items = tokens decoded.
+// sequences. When the first sequences finish (freeing their blocks), the rest are aborted and a
+// new batch is prefilled, untimed, so every timed step decodes 64. items = tokens decoded.
 void BM_EngineDecodeStep64(benchmark::State& state) {
   constexpr int kSeqs = 64;
   constexpr std::int32_t kPrompt = 1'024;
@@ -146,9 +147,10 @@ void BM_EngineDecodeStep64(benchmark::State& state) {
     decoded += plan.num_tokens;
     StepOutcome out = engine.finish_step(plan);
     benchmark::DoNotOptimize(out.finished.data());
-    if (!engine.has_work()) {
+    if (!out.finished.empty()) {
       state.PauseTiming();
       out = StepOutcome{};
+      engine.abort_all();
       refill();
       state.ResumeTiming();
     }

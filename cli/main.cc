@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/cost_model.h"
+#include "models/engine.h"
 #include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
@@ -104,6 +106,11 @@ int cmd_describe(const std::string& name) {
     std::cout << name << ": " << entry.description << "\nparameters:\n" << entry.spec.describe();
     return 0;
   };
+  if (name == "server" || name == "cost_model") {
+    std::cout << "fleet." << name << " parameters:\n"
+              << (name == "server" ? server_spec() : cost_model_spec()).describe();
+    return 0;
+  }
   if (WorkloadRegistry::instance().contains(name)) {
     return show(WorkloadRegistry::instance().get(name, "workload"));
   }
@@ -142,8 +149,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"policies", "workloads", "gpus", "models"}));
 
   std::string describe_name;
-  CLI::App* describe_cmd = app.add_subcommand("describe", "show a policy's or workload's parameters");
-  describe_cmd->add_option("name", describe_name, "policy or workload name")->required();
+  CLI::App* describe_cmd = app.add_subcommand("describe", "show the parameters of a policy, a workload, or the server / cost_model sections");
+  describe_cmd->add_option("name", describe_name, "policy, workload, server or cost_model")->required();
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));

@@ -125,18 +125,19 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   ++counters_.steps;
   for (const auto& e : plan.scheduled) {
     Sequence& s = *e.seq;
-    const bool was_prefill = s.num_computed < s.request->prompt_tokens;
-    if (was_prefill) {
-      counters_.prompt_tokens +=
-          std::min(e.new_tokens, s.request->prompt_tokens - s.num_computed);
-    }
     s.num_computed += e.new_tokens;
     if (s.num_computed < s.num_tokens()) continue;  // a partial prefill chunk: no token yet
     // The step covered every known token, so it sampled one more.
     ++s.num_output;
     ++counters_.generation_tokens;
     // Outputs survive preemption, so this holds exactly once per request.
-    if (s.num_output == 1) out.first_tokens.push_back(&s);
+    if (s.num_output == 1) {
+      out.first_tokens.push_back(&s);
+      // vLLM's prompt_tokens_total adds the whole prompt length (cached tokens included) once,
+      // with the first token (v1/metrics/stats.py, IterationStats.update_from_output). Counting
+      // computed chunks instead left prefix hits out and counted a preempted prompt twice.
+      counters_.prompt_tokens += s.request->prompt_tokens;
+    }
   }
   // Finished sequences leave the running queue and free their blocks (reverse order, in cache).
   auto done = [&](const std::shared_ptr<Sequence>& s) {
