@@ -11,13 +11,14 @@ EventId EventLoop::schedule_at(TimeNs at, Callback cb) {
   }
   const std::uint64_t seq = next_seq_++;
   queue_.push(Entry{at, seq, std::move(cb)});
-  pending_ids_.insert(seq);
+  settled_.push_back(false);
   return EventId{seq};
 }
 
 bool EventLoop::cancel(EventId id) {
-  if (!id.valid() || pending_ids_.erase(id.seq) == 0) return false;
-  cancelled_.insert(id.seq);
+  if (!id.valid() || id.seq >= next_seq_ || settled_[id.seq - 1]) return false;
+  settled_[id.seq - 1] = true;
+  ++cancelled_in_queue_;
   return true;
 }
 
@@ -28,8 +29,11 @@ void EventLoop::run(TimeNs until) {
     // priority_queue::top is const; the entry is popped right after, so moving out is safe.
     Entry e = std::move(const_cast<Entry&>(queue_.top()));
     queue_.pop();
-    if (cancelled_.erase(e.seq) > 0) continue;
-    pending_ids_.erase(e.seq);
+    if (settled_[e.seq - 1]) {
+      --cancelled_in_queue_;
+      continue;
+    }
+    settled_[e.seq - 1] = true;
     now_ = e.at;
     ++events_run_;
     e.cb();

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <queue>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/time.h"
@@ -31,7 +30,7 @@ class EventLoop {
   // Stops run() after the current event.
   void stop() { stopped_ = true; }
   std::uint64_t events_run() const { return events_run_; }
-  std::size_t pending() const { return pending_ids_.size(); }
+  std::size_t pending() const { return queue_.size() - cancelled_in_queue_; }
 
  private:
   struct Entry {
@@ -45,8 +44,10 @@ class EventLoop {
     }
   };
   std::priority_queue<Entry, std::vector<Entry>, Later> queue_;
-  std::unordered_set<std::uint64_t> cancelled_;
-  std::unordered_set<std::uint64_t> pending_ids_;
+  // One bit per event ever scheduled (index seq - 1): set once it ran or was cancelled. A bit
+  // vector instead of hash sets keeps the heap the only per-event cost (see bench/README.md).
+  std::vector<bool> settled_;
+  std::size_t cancelled_in_queue_ = 0;
   TimeNs now_ = 0;
   std::uint64_t next_seq_ = 1;
   std::uint64_t events_run_ = 0;
