@@ -195,8 +195,7 @@ const ParamSpec& server_spec() {
                 "parsing, chat template, routing hop (fixed part)",
                 0)
           .real("api_overhead_ms_per_1k_tokens", 1.5,
-                "API-server cost per 1,000 prompt tokens (tokenization of the whole history)", 0)
-          .real("network_latency_ms", 0.25, "one-way latency between gateway and pod", 0);
+                "API-server cost per 1,000 prompt tokens (tokenization of the whole history)", 0);
   return spec;
 }
 

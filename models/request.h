@@ -30,7 +30,13 @@ struct Request {
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  // tokens the request generates
   std::uint64_t output_content_id = 0;
-  TimeNs arrival = 0;              // when the client sent it
+  TimeNs arrival = 0;              // when the client sent it (its first attempt)
+  std::int32_t attempt = 1;        // 1 for the first try; a client's retry sends attempt + 1
+  // False for requests sent during a workload's warm-up (or outside its measurement window):
+  // they load the fleet but summaries leave them out.
+  bool measured = true;
+  std::string tier;       // tier hint for tier routing (e.g. "small", "big"); empty = none
+  std::string slo_class;  // SLO class (e.g. "interactive", "batch"); empty = default
 
   // Chained hashes of every full block of prompt + output, at the engine's block size.
   // Computed once when the request is made; shared with routers that hash at the same size.

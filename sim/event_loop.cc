@@ -4,7 +4,13 @@
 
 namespace fleetsim {
 
-EventId EventLoop::schedule_at(TimeNs at, Callback cb) {
+EventId EventLoop::schedule_at(TimeNs at, Callback cb) { return push(at, std::move(cb), false); }
+
+EventId EventLoop::schedule_background_at(TimeNs at, Callback cb) {
+  return push(at, std::move(cb), true);
+}
+
+EventId EventLoop::push(TimeNs at, Callback cb, bool background) {
   if (at < now_) {
     throw InternalError("event scheduled in the past: " + std::to_string(at) + " < " +
                         std::to_string(now_));
@@ -12,6 +18,8 @@ EventId EventLoop::schedule_at(TimeNs at, Callback cb) {
   const std::uint64_t seq = next_seq_++;
   queue_.push(Entry{at, seq, std::move(cb)});
   settled_.push_back(false);
+  background_.push_back(background);
+  if (!background) ++foreground_;
   return EventId{seq};
 }
 
@@ -19,12 +27,13 @@ bool EventLoop::cancel(EventId id) {
   if (!id.valid() || id.seq >= next_seq_ || settled_[id.seq - 1]) return false;
   settled_[id.seq - 1] = true;
   ++cancelled_in_queue_;
+  if (!background_[id.seq - 1]) --foreground_;
   return true;
 }
 
 void EventLoop::run(TimeNs until) {
   stopped_ = false;
-  while (!queue_.empty() && !stopped_) {
+  while (!queue_.empty() && !stopped_ && foreground_ > 0) {
     if (queue_.top().at > until) break;
     // priority_queue::top is const; the entry is popped right after, so moving out is safe.
     Entry e = std::move(const_cast<Entry&>(queue_.top()));
@@ -34,6 +43,7 @@ void EventLoop::run(TimeNs until) {
       continue;
     }
     settled_[e.seq - 1] = true;
+    if (!background_[e.seq - 1]) --foreground_;
     now_ = e.at;
     ++events_run_;
     e.cb();

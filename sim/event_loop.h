@@ -23,16 +23,27 @@ class EventLoop {
   TimeNs now() const { return now_; }
   EventId schedule_at(TimeNs at, Callback cb);
   EventId schedule_in(TimeNs delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  // A background event (a health probe, a metrics scrape, a scheduled fault): it runs in time
+  // order like any other, but run() returns once only background events are left, so periodic
+  // machinery never keeps a finished simulation alive.
+  EventId schedule_background_at(TimeNs at, Callback cb);
+  EventId schedule_background_in(TimeNs delay, Callback cb) {
+    return schedule_background_at(now_ + delay, std::move(cb));
+  }
   // Cancels a pending event; returns false when it already ran or was cancelled.
   bool cancel(EventId id);
-  // Runs events until the queue is empty or the next event lies after `until`.
+  // Runs events until no foreground event is left or the next event lies after `until`.
   void run(TimeNs until = INT64_MAX);
   // Stops run() after the current event.
   void stop() { stopped_ = true; }
   std::uint64_t events_run() const { return events_run_; }
   std::size_t pending() const { return queue_.size() - cancelled_in_queue_; }
+  // Pending events that keep run() going (all but background ones).
+  std::size_t pending_foreground() const { return foreground_; }
 
  private:
+  EventId push(TimeNs at, Callback cb, bool background);
+
   struct Entry {
     TimeNs at;
     std::uint64_t seq;
@@ -47,6 +58,8 @@ class EventLoop {
   // One bit per event ever scheduled (index seq - 1): set once it ran or was cancelled. A bit
   // vector instead of hash sets keeps the heap the only per-event cost (see bench/README.md).
   std::vector<bool> settled_;
+  std::vector<bool> background_;
+  std::size_t foreground_ = 0;
   std::size_t cancelled_in_queue_ = 0;
   TimeNs now_ = 0;
   std::uint64_t next_seq_ = 1;

@@ -65,3 +65,25 @@ TEST(EventLoop, EventsScheduleEventsAndTimeNeverGoesBack) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+TEST(EventLoop, BackgroundEventsDoNotKeepTheRunAlive) {
+  EventLoop loop;
+  int probes = 0;
+  std::function<void()> probe = [&] {
+    ++probes;
+    loop.schedule_background_in(10, probe);
+  };
+  loop.schedule_background_at(0, probe);
+  loop.schedule_at(35, [] {});  // the last piece of real work
+  loop.run();
+  EXPECT_EQ(loop.now(), 35);
+  EXPECT_EQ(probes, 4);  // at 0, 10, 20, 30
+  EXPECT_EQ(loop.pending_foreground(), 0u);
+  EXPECT_EQ(loop.pending(), 1u);  // the probe at 40 is still queued
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -189,7 +189,11 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
 }  // namespace
 
 Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where) const {
-  Params p = defaults();
+  return resolve(node, where, defaults());
+}
+
+Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where, Params base) const {
+  Params p = std::move(base);
   if (!node.IsDefined() || node.IsNull()) return p;
   if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map of parameters");
   for (const auto& kv : node) {

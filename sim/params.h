@@ -78,6 +78,8 @@ class ParamSpec {
   // Validates a YAML map (or a null node: all defaults). Unknown keys, wrong types and values out
   // of range throw ScenarioError naming file, line, field and the valid names.
   Params resolve(const YAML::Node& node, const YamlWhere& where) const;
+  // Same, with `base` (e.g. scenario-wide values) in place of the spec's defaults.
+  Params resolve(const YAML::Node& node, const YamlWhere& where, Params base) const;
   // A human-readable table: name, type, default, help.
   std::string describe() const;
 

@@ -1,81 +1,309 @@
 #include "sim/fleet/gateway.h"
 
+#include <algorithm>
+
 #include "sim/errors.h"
 
 namespace fleetsim {
 
+const ParamSpec& gateway_spec() {
+  static const ParamSpec spec =
+      ParamSpec()
+          .real("network_latency_ms", 0.25, "one-way latency between the gateway and a pod", 0)
+          .real("request_timeout_s", 60,
+                "a request with no first byte by then fails with a timeout (nginx's default "
+                "proxy_read_timeout is 60 s); 0 = never",
+                0)
+          .real("probe_interval_s", 0,
+                "health-probe period per pod; 0 = no health checking (every pod believed up)", 0)
+          .real("probe_timeout_s", 1, "a probe with no answer by then fails", 0)
+          .integer("probe_fall", 3, "consecutive failed probes that mark a pod down (HAProxy fall)",
+                   1, 1000)
+          .integer("probe_rise", 2,
+                   "consecutive good probes that mark a pod up again (HAProxy rise)", 1, 1000)
+          .text("probe_phase", "random",
+                "first probe of each pod: random in [0, interval) per pod, or aligned at 0",
+                {"random", "aligned"})
+          .boolean("picker_service", false,
+                   "the routing policy runs as an Endpoint Picker service the gateway asks per "
+                   "request, with its own latency, timeout and failure mode")
+          .real("picker_latency_ms", 1.0, "round trip gateway -> picker -> gateway", 0)
+          .real("picker_timeout_ms", 200,
+                "the gateway gives up on the picker after this (Envoy ext_proc's default "
+                "message timeout is 200 ms)",
+                0)
+          .real("picker_connect_error_ms", 2.0,
+                "how long a refused connection to a picker that is down takes to fail", 0)
+          .text("picker_failure_mode", "fail_open",
+                "when the picker cannot answer: fail_open = route with fallback_policy, "
+                "fail_close = HTTP 503",
+                {"fail_open", "fail_close"})
+          .text("fallback_policy", "round_robin", "the gateway's own rule under fail_open")
+          .real("endpoint_watch_delay_ms", 100,
+                "a deleted (or newly ready) pod reaches the picker's endpoint list after this",
+                0)
+          .real("scrape_interval_ms", 0,
+                "engine metrics (queue, running, KV use) the router reads are scraped this "
+                "often; 0 = live",
+                0);
+  return spec;
+}
+
+GatewayConfig gateway_config_from(const Params& p) {
+  GatewayConfig c;
+  c.network_latency = ms_to_ns(p.get_double("network_latency_ms"));
+  c.request_timeout = sec_to_ns(p.get_double("request_timeout_s"));
+  c.probe_interval = sec_to_ns(p.get_double("probe_interval_s"));
+  c.probe_timeout = sec_to_ns(p.get_double("probe_timeout_s"));
+  c.probe_fall = static_cast<int>(p.get_int("probe_fall"));
+  c.probe_rise = static_cast<int>(p.get_int("probe_rise"));
+  c.probe_random_phase = p.get_string("probe_phase") == "random";
+  c.picker_service = p.get_bool("picker_service");
+  c.picker_latency = ms_to_ns(p.get_double("picker_latency_ms"));
+  c.picker_timeout = ms_to_ns(p.get_double("picker_timeout_ms"));
+  c.picker_connect_error = ms_to_ns(p.get_double("picker_connect_error_ms"));
+  c.picker_failure_mode = p.get_string("picker_failure_mode") == "fail_close"
+                              ? PickerFailureMode::kFailClose
+                              : PickerFailureMode::kFailOpen;
+  c.fallback_policy = p.get_string("fallback_policy");
+  c.endpoint_watch_delay = ms_to_ns(p.get_double("endpoint_watch_delay_ms"));
+  c.scrape_interval = ms_to_ns(p.get_double("scrape_interval_ms"));
+  return c;
+}
+
 Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
-                 std::unique_ptr<RoutingPolicy> policy, FleetObserver& observer,
-                 GatewayConfig config)
+                 std::unique_ptr<RoutingPolicy> policy, std::unique_ptr<RoutingPolicy> fallback,
+                 FleetObserver& observer, GatewayConfig config, std::uint64_t seed)
     : loop_(loop),
       pods_(pods),
       policy_(std::move(policy)),
+      fallback_(std::move(fallback)),
       observer_(observer),
-      config_(config),
+      config_(std::move(config)),
+      rng_(make_rng(seed, "gateway/probe-phase")),
       inflight_(pods.size(), 0),
-      inflight_tokens_(pods.size(), 0) {}
+      inflight_tokens_(pods.size(), 0),
+      healthy_(pods.size(), true),
+      endpoints_(pods.size(), true),
+      probe_ok_run_(pods.size(), 0),
+      probe_fail_run_(pods.size(), 0),
+      extra_latency_(pods.size(), 0) {}
 
-void Gateway::submit(RequestPtr r) {
-  observer_.on_arrival(*r, loop_.now());
-  if (config_.routing_latency > 0) {
-    loop_.schedule_in(config_.routing_latency, [this, r = std::move(r)]() mutable { route(std::move(r)); });
-  } else {
-    route(std::move(r));
+void Gateway::start() {
+  if (config_.probe_interval > 0) {
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      const TimeNs phase =
+          config_.probe_random_phase
+              ? std::uniform_int_distribution<TimeNs>(0, config_.probe_interval - 1)(rng_)
+              : 0;
+      loop_.schedule_background_at(loop_.now() + phase,
+                                   [this, i] { probe(static_cast<int>(i)); });
+    }
   }
+  if (config_.scrape_interval > 0) scrape();
+}
+
+std::int64_t Gateway::inflight_total() const {
+  std::int64_t n = 0;
+  for (auto v : inflight_) n += v;
+  return n;
+}
+
+TimeNs Gateway::latency_to(int pod) const {
+  return config_.network_latency + extra_latency_[static_cast<size_t>(pod)];
+}
+
+void Gateway::scrape() {
+  scraped_.clear();
+  for (const auto& p : pods_) {
+    PodState s;
+    s.waiting = p->engine().num_waiting();
+    s.running = p->engine().num_running();
+    s.kv_usage = p->engine().cache().usage();
+    scraped_.push_back(s);
+  }
+  loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
 }
 
 std::vector<PodState> Gateway::candidates() const {
   std::vector<PodState> out;
   out.reserve(pods_.size());
   for (const auto& p : pods_) {
+    const auto i = static_cast<size_t>(p->index());
+    if (!healthy_[i] || !endpoints_[i]) continue;
     PodState s;
     s.index = p->index();
     s.name = p->name();
-    s.inflight_requests = inflight_[static_cast<size_t>(p->index())];
-    s.inflight_tokens = inflight_tokens_[static_cast<size_t>(p->index())];
-    s.waiting = p->engine().num_waiting();
-    s.running = p->engine().num_running();
-    s.kv_usage = p->engine().cache().usage();
+    s.inflight_requests = inflight_[i];
+    s.inflight_tokens = inflight_tokens_[i];
+    if (config_.scrape_interval > 0) {
+      s.waiting = scraped_[i].waiting;
+      s.running = scraped_[i].running;
+      s.kv_usage = scraped_[i].kv_usage;
+    } else {
+      s.waiting = p->engine().num_waiting();
+      s.running = p->engine().num_running();
+      s.kv_usage = p->engine().cache().usage();
+    }
     out.push_back(std::move(s));
   }
   return out;
 }
 
+void Gateway::submit(RequestPtr r) {
+  observer_.on_arrival(*r, loop_.now());
+  route(std::move(r));
+}
+
 void Gateway::route(RequestPtr r) {
+  if (!config_.picker_service) {
+    route_with(*policy_, std::move(r));
+  } else if (!picker_up_) {
+    picker_failed(std::move(r), config_.picker_connect_error);
+  } else if (config_.picker_latency > config_.picker_timeout) {
+    picker_failed(std::move(r), config_.picker_timeout);
+  } else {
+    loop_.schedule_in(config_.picker_latency,
+                      [this, r = std::move(r)]() mutable { route_with(*policy_, std::move(r)); });
+  }
+}
+
+void Gateway::picker_failed(RequestPtr r, TimeNs after) {
+  loop_.schedule_in(after, [this, r = std::move(r)]() mutable {
+    if (config_.picker_failure_mode == PickerFailureMode::kFailClose) {
+      finish(r, -1, Outcome::kNoPod503);
+    } else {
+      route_with(*fallback_, std::move(r));
+    }
+  });
+}
+
+void Gateway::route_with(RoutingPolicy& policy, RequestPtr r) {
   const std::vector<PodState> pods = candidates();
-  const int pod = pods.empty() ? -1 : policy_->pick(*r, pods, RouteContext{loop_.now()});
+  const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
-    observer_.on_finished(*r, -1, Outcome::kNoPod503, loop_.now());
-    if (completion_) completion_(r, Outcome::kNoPod503);
+    finish(r, -1, Outcome::kNoPod503);
     return;
   }
   if (pod >= static_cast<int>(pods_.size())) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +
                         std::to_string(pods_.size()));
   }
+  dispatch(std::move(r), pod, policy);
+}
+
+void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy) {
   const auto i = static_cast<size_t>(pod);
   ++inflight_[i];
   inflight_tokens_[i] += r->prompt_tokens + r->output_tokens;
-  policy_->on_dispatched(*r, pod);
+  policy.on_dispatched(*r, pod);
+  routed_by_[r->id] = &policy;
   observer_.on_dispatch(*r, pod, loop_.now());
-  loop_.schedule_in(config_.network_latency,
-                    [this, pod, r = std::move(r)]() mutable { pods_[static_cast<size_t>(pod)]->receive(std::move(r)); });
+  Attempt& a = attempts_[r->id];
+  a.pod = pod;
+  a.number = r->attempt;
+  if (config_.request_timeout > 0) {
+    a.timeout = loop_.schedule_in(config_.request_timeout,
+                                  [this, r, pod] { finish(r, pod, Outcome::kTimeout); });
+  }
+  loop_.schedule_in(latency_to(pod), [this, pod, r = std::move(r)]() mutable {
+    pods_[static_cast<size_t>(pod)]->receive(std::move(r));
+  });
 }
 
 void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
-  loop_.schedule_in(config_.network_latency,
-                    [this, r, pod] { observer_.on_first_token(*r, pod, loop_.now()); });
+  loop_.schedule_in(latency_to(pod), [this, r, pod] {
+    auto it = attempts_.find(r->id);
+    if (it == attempts_.end() || it->second.pod != pod || it->second.number != r->attempt) {
+      return;  // that attempt already ended
+    }
+    // Streaming has begun: the first-byte timeout no longer applies.
+    loop_.cancel(it->second.timeout);
+    it->second.timeout = EventId{};
+    observer_.on_first_token(*r, pod, loop_.now());
+  });
 }
 
 void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
-  loop_.schedule_in(config_.network_latency, [this, r, pod] {
+  loop_.schedule_in(latency_to(pod), [this, r, pod] { finish(r, pod, Outcome::kOk); });
+}
+
+void Gateway::on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) {
+  loop_.schedule_in(latency_to(pod), [this, r, pod, outcome] { finish(r, pod, outcome); });
+}
+
+void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
+  auto it = attempts_.find(r->id);
+  if (it == attempts_.end() || it->second.pod != pod || config_.request_timeout <= 0) return;
+  // The stream stops: the same timeout, now as an idle timeout, ends it mid-stream.
+  loop_.cancel(it->second.timeout);
+  it->second.timeout = loop_.schedule_in(config_.request_timeout,
+                                         [this, r, pod] { finish(r, pod, Outcome::kMidStream); });
+}
+
+void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
+  if (pod >= 0) {
+    auto it = attempts_.find(r->id);
+    if (it == attempts_.end() || it->second.pod != pod || it->second.number != r->attempt) {
+      return;  // a stale answer to an attempt that already ended
+    }
+    loop_.cancel(it->second.timeout);
+    attempts_.erase(it);
     const auto i = static_cast<size_t>(pod);
     --inflight_[i];
     inflight_tokens_[i] -= r->prompt_tokens + r->output_tokens;
-    policy_->on_finished(*r, pod);
-    observer_.on_finished(*r, pod, Outcome::kOk, loop_.now());
-    if (completion_) completion_(r, Outcome::kOk);
-  });
+    auto by = routed_by_.find(r->id);
+    if (by != routed_by_.end()) {
+      by->second->on_finished(*r, pod);
+      routed_by_.erase(by);
+    }
+  }
+  observer_.on_finished(*r, pod, outcome, loop_.now());
+  if (completion_) completion_(r, pod, outcome);
+}
+
+void Gateway::remove_endpoint(int pod) {
+  loop_.schedule_background_in(config_.endpoint_watch_delay,
+                               [this, pod] { endpoints_[static_cast<size_t>(pod)] = false; });
+}
+
+void Gateway::add_endpoint(int pod) {
+  loop_.schedule_background_in(config_.endpoint_watch_delay,
+                               [this, pod] { endpoints_[static_cast<size_t>(pod)] = true; });
+}
+
+void Gateway::probe(int pod) {
+  loop_.schedule_background_in(config_.probe_interval, [this, pod] { probe(pod); });
+  const Pod& p = *pods_[static_cast<size_t>(pod)];
+  const TimeNs rtt = 2 * latency_to(pod);
+  bool ok = false;
+  TimeNs answer_in = config_.probe_timeout;
+  switch (p.health()) {
+    case PodHealth::kUp:
+      ok = rtt <= config_.probe_timeout;
+      answer_in = std::min(rtt, config_.probe_timeout);
+      break;
+    case PodHealth::kRefusing:
+    case PodHealth::kLoading:
+      answer_in = std::min(rtt, config_.probe_timeout);
+      break;
+    case PodHealth::kBlackHole:
+      break;
+  }
+  loop_.schedule_background_in(answer_in, [this, pod, ok] { probe_result(pod, ok); });
+}
+
+void Gateway::probe_result(int pod, bool ok) {
+  const auto i = static_cast<size_t>(pod);
+  probe_ok_run_[i] = ok ? probe_ok_run_[i] + 1 : 0;
+  probe_fail_run_[i] = ok ? 0 : probe_fail_run_[i] + 1;
+  if (healthy_[i] && probe_fail_run_[i] >= config_.probe_fall) {
+    healthy_[i] = false;
+    observer_.on_health_change(pod, false, loop_.now());
+  } else if (!healthy_[i] && probe_ok_run_[i] >= config_.probe_rise) {
+    healthy_[i] = true;
+    observer_.on_health_change(pod, true, loop_.now());
+  }
 }
 
 }  // namespace fleetsim

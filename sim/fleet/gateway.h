@@ -1,8 +1,11 @@
-// The gateway: takes a client's request, asks its routing policy for a pod, forwards it, and
-// relays the streamed answer back. It counts in-flight requests per pod as a proxy does.
+// The gateway: takes a client's request, asks its routing policy (or an Endpoint Picker service)
+// for a pod, forwards it, and relays the streamed answer back. It counts in-flight requests per
+// pod as a proxy does, health-checks the pods (HAProxy-style fall/rise), times out requests that
+// never answer, and keeps the picker's endpoint list as a Kubernetes watch would.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -10,42 +13,101 @@
 #include "sim/event_loop.h"
 #include "sim/fleet/observer.h"
 #include "sim/fleet/pod.h"
+#include "sim/params.h"
 
 namespace fleetsim {
 
+enum class PickerFailureMode { kFailOpen, kFailClose };
+
 struct GatewayConfig {
-  TimeNs network_latency = 0;  // one way, gateway <-> pod
-  TimeNs routing_latency = 0;  // the policy's own decision time (e.g. an EPP round trip)
+  TimeNs network_latency = 0;   // one way, gateway <-> pod
+  TimeNs request_timeout = 0;   // a request with no answer by then fails (0 = never)
+  // Health probes (0 interval = no health checking: every pod is believed up).
+  TimeNs probe_interval = 0;
+  TimeNs probe_timeout = 0;
+  int probe_fall = 3;
+  int probe_rise = 2;
+  bool probe_random_phase = true;
+  // The routing policy runs as a separate picker service (an EPP) asked per request.
+  bool picker_service = false;
+  TimeNs picker_latency = 0;
+  TimeNs picker_timeout = 0;
+  TimeNs picker_connect_error = 0;  // how long a refused connection to the picker takes
+  PickerFailureMode picker_failure_mode = PickerFailureMode::kFailOpen;
+  std::string fallback_policy = "round_robin";
+  TimeNs endpoint_watch_delay = 0;  // a deleted or new pod reaches the picker after this
+  TimeNs scrape_interval = 0;       // engine metrics the router reads are this stale (0 = live)
 };
+
+// The gateway section of a scenario (scenario-wide, overridable per arm).
+const ParamSpec& gateway_spec();
+GatewayConfig gateway_config_from(const Params& p);
 
 class Gateway : public PodListener {
  public:
-  using Completion = std::function<void(const RequestPtr&, Outcome)>;
+  using Completion = std::function<void(const RequestPtr&, int pod, Outcome)>;
 
   Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
-          std::unique_ptr<RoutingPolicy> policy, FleetObserver& observer, GatewayConfig config);
+          std::unique_ptr<RoutingPolicy> policy, std::unique_ptr<RoutingPolicy> fallback,
+          FleetObserver& observer, GatewayConfig config, std::uint64_t seed);
 
-  // A client sends a request now.
+  // Starts the periodic machinery (probes, scrapes). Call once, before the first request.
+  void start();
+  // A client sends a request (or a retry of one) now.
   void submit(RequestPtr r);
+  // Every attempt ends here: ok, or the error a client sees.
   void on_completion(Completion c) { completion_ = std::move(c); }
+
+  // Faults and the control plane.
+  void set_picker_up(bool up) { picker_up_ = up; }
+  void set_extra_latency(int pod, TimeNs extra) { extra_latency_[static_cast<size_t>(pod)] = extra; }
+  void remove_endpoint(int pod);  // after the watch delay
+  void add_endpoint(int pod);     // after the watch delay
 
   void on_pod_first_token(const RequestPtr& r, int pod) override;
   void on_pod_finished(const RequestPtr& r, int pod) override;
+  void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) override;
+  void on_pod_stalled(const RequestPtr& r, int pod) override;
 
+  bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }
   std::int32_t inflight(int pod) const { return inflight_[static_cast<size_t>(pod)]; }
+  std::int64_t inflight_total() const;
 
  private:
+  struct Attempt {
+    int pod = -1;
+    std::int32_t number = 0;
+    EventId timeout;
+  };
   void route(RequestPtr r);
+  void route_with(RoutingPolicy& policy, RequestPtr r);
+  void picker_failed(RequestPtr r, TimeNs after);
+  void dispatch(RequestPtr r, int pod, RoutingPolicy& policy);
+  void finish(const RequestPtr& r, int pod, Outcome outcome);
   std::vector<PodState> candidates() const;
+  TimeNs latency_to(int pod) const;
+  void probe(int pod);
+  void probe_result(int pod, bool ok);
+  void scrape();
 
   EventLoop& loop_;
   std::vector<std::unique_ptr<Pod>>& pods_;
   std::unique_ptr<RoutingPolicy> policy_;
+  std::unique_ptr<RoutingPolicy> fallback_;
   FleetObserver& observer_;
   GatewayConfig config_;
+  Rng rng_;
   Completion completion_;
   std::vector<std::int32_t> inflight_;
   std::vector<std::int64_t> inflight_tokens_;
+  std::vector<bool> healthy_;    // the gateway's belief, from probes
+  std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
+  std::vector<int> probe_ok_run_, probe_fail_run_;
+  std::vector<TimeNs> extra_latency_;
+  std::vector<PodState> scraped_;  // engine signals as of the last scrape
+  std::map<std::int64_t, Attempt> attempts_;
+  std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
+  bool picker_up_ = true;
 };
 
 }  // namespace fleetsim

@@ -16,6 +16,12 @@ RequestRecord& RecordCollector::at(std::int64_t id) {
 
 void RecordCollector::on_arrival(const Request& r, TimeNs t) {
   RequestRecord& rec = at(r.id);
+  rec.attempts = r.attempt;
+  if (r.attempt > 1) {
+    rec.done = false;  // a retry: the request is open again, its first arrival stands
+    return;
+  }
+  rec.measured = r.measured;
   rec.id = r.id;
   rec.conversation = r.conversation;
   rec.turn = r.turn;
@@ -64,7 +70,7 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
   TimeNs first_arrival = INT64_MAX, last_finish = 0;
   std::int64_t out_tokens = 0;
   for (const auto& r : records) {
-    if (r.arrival < 0) continue;  // an id never used
+    if (r.arrival < 0 || !r.measured) continue;  // an id never used, or a warm-up request
     ++s.requests;
     first_arrival = std::min(first_arrival, r.arrival);
     if (!r.done) continue;
@@ -104,7 +110,7 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     h += p.prefix_cache_hits;
   }
   for (const auto& r : records) {
-    if (r.arrival >= 0 && r.pod >= 0 && static_cast<size_t>(r.pod) < pods.size()) {
+    if (r.arrival >= 0 && r.measured && r.pod >= 0 && static_cast<size_t>(r.pod) < pods.size()) {
       ++pods[static_cast<size_t>(r.pod)].requests;
     }
   }

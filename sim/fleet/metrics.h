@@ -23,6 +23,8 @@ struct RequestRecord {
   std::int32_t output_tokens = 0;
   Outcome outcome = Outcome::kOk;
   bool done = false;
+  std::int32_t attempts = 0;
+  bool measured = true;
 };
 
 // Collects one record per request from the observer signals.

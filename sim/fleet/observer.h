@@ -27,12 +27,15 @@ class FleetObserver {
   }
   // First token as the client sees it.
   virtual void on_first_token(const Request& r, int pod, TimeNs t) { (void)r, (void)pod, (void)t; }
+  // An attempt ended (a retried request ends once per attempt; the last one is its outcome).
   virtual void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) {
     (void)r, (void)pod, (void)outcome, (void)t;
   }
   virtual void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) {
     (void)pod, (void)plan, (void)start, (void)duration;
   }
+  // The gateway's health checks marked a pod down or up.
+  virtual void on_health_change(int pod, bool healthy, TimeNs t) { (void)pod, (void)healthy, (void)t; }
 };
 
 // Fans every signal out to several observers, in the order they were added.
@@ -56,6 +59,9 @@ class ObserverList : public FleetObserver {
   }
   void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override {
     for (auto* o : observers_) o->on_step(pod, plan, start, duration);
+  }
+  void on_health_change(int pod, bool healthy, TimeNs t) override {
+    for (auto* o : observers_) o->on_health_change(pod, healthy, t);
   }
 
  private:

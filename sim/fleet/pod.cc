@@ -1,5 +1,7 @@
 #include "sim/fleet/pod.h"
 
+#include <algorithm>
+
 namespace fleetsim {
 
 const char* outcome_name(Outcome o) {
@@ -18,6 +20,20 @@ const char* outcome_name(Outcome o) {
   return "?";
 }
 
+const char* pod_health_name(PodHealth h) {
+  switch (h) {
+    case PodHealth::kUp:
+      return "up";
+    case PodHealth::kRefusing:
+      return "refusing";
+    case PodHealth::kBlackHole:
+      return "black_hole";
+    case PodHealth::kLoading:
+      return "loading";
+  }
+  return "?";
+}
+
 Pod::Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
          std::shared_ptr<const CostModel> cost, FleetObserver& observer)
     : index_(index),
@@ -26,22 +42,51 @@ Pod::Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
       config_(config),
       cost_(std::move(cost)),
       observer_(observer),
-      engine_(config.engine, config.num_blocks) {}
+      engine_(std::make_unique<Engine>(config.engine, config.num_blocks)) {}
+
+EngineCounters Pod::counters() const {
+  EngineCounters c = engine_->counters();
+  c.prefix_cache_queries += retired_.prefix_cache_queries;
+  c.prefix_cache_hits += retired_.prefix_cache_hits;
+  c.prompt_tokens += retired_.prompt_tokens;
+  c.generation_tokens += retired_.generation_tokens;
+  c.num_preemptions += retired_.num_preemptions;
+  c.request_success += retired_.request_success;
+  c.steps += retired_.steps;
+  return c;
+}
 
 void Pod::receive(RequestPtr r) {
+  switch (health_) {
+    case PodHealth::kUp:
+      break;
+    case PodHealth::kBlackHole:
+      return;  // nobody answers; the gateway's timeout decides
+    case PodHealth::kRefusing:
+    case PodHealth::kLoading:
+      listener_->on_pod_failed(r, index_, Outcome::kRefused502);
+      return;
+  }
   const auto overhead =
       config_.api_overhead_fixed +
       static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
-  loop_.schedule_in(overhead, [this, r = std::move(r)]() mutable { enqueue(std::move(r)); });
+  loop_.schedule_in(overhead, [this, r = std::move(r), epoch = epoch_]() mutable {
+    enqueue(std::move(r), epoch);
+  });
 }
 
-void Pod::enqueue(RequestPtr r) {
-  engine_.add(std::move(r), loop_.now());
+void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
+  if (epoch != epoch_) {
+    // The pod crashed while its API server held the request.
+    if (health_ != PodHealth::kBlackHole) listener_->on_pod_failed(r, index_, Outcome::kRefused502);
+    return;
+  }
+  engine_->add(std::move(r), loop_.now());
   if (!busy_) start_step();
 }
 
 void Pod::start_step() {
-  current_ = engine_.plan_step();
+  current_ = engine_->plan_step();
   if (current_.empty()) {
     busy_ = false;
     return;
@@ -50,16 +95,64 @@ void Pod::start_step() {
   for (const Sequence* s : current_.admitted) {
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
   }
-  const TimeNs dt = cost_->step_time(current_.batch);
+  TimeNs dt = cost_->step_time(current_.batch);
+  if (share_) {
+    dt *= 1 + share_->busy;  // time-sliced with the co-located pods running now
+    ++share_->busy;
+  }
+  if (slowdown_ != 1.0) dt = static_cast<TimeNs>(static_cast<double>(dt) * slowdown_);
   observer_.on_step(index_, current_, loop_.now(), dt);
-  loop_.schedule_in(dt, [this] { end_step(); });
+  step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
 }
 
 void Pod::end_step() {
-  const StepOutcome out = engine_.finish_step(current_);
-  for (Sequence* s : out.first_tokens) listener_->on_pod_first_token(s->request, index_);
-  for (const auto& s : out.finished) listener_->on_pod_finished(s->request, index_);
+  if (share_) --share_->busy;
+  const StepOutcome out = engine_->finish_step(current_);
+  for (Sequence* s : out.first_tokens) {
+    streamed_.push_back(s->request->id);
+    listener_->on_pod_first_token(s->request, index_);
+  }
+  for (const auto& s : out.finished) {
+    std::erase(streamed_, s->request->id);
+    listener_->on_pod_finished(s->request, index_);
+  }
   start_step();
+}
+
+void Pod::crash(PodHealth after) {
+  ++epoch_;
+  health_ = after;
+  if (busy_ && loop_.cancel(step_event_) && share_) --share_->busy;
+  busy_ = false;
+  current_ = StepPlan{};
+  const std::vector<RequestPtr> lost = engine_->abort_all();
+  // A black-holed node cannot even reset the connections: its requests hang until timeouts.
+  if (after == PodHealth::kBlackHole) {
+    for (const auto& r : lost) {
+      if (std::find(streamed_.begin(), streamed_.end(), r->id) != streamed_.end()) {
+        listener_->on_pod_stalled(r, index_);
+      }
+    }
+    streamed_.clear();
+    return;
+  }
+  for (const auto& r : lost) {
+    const bool streamed = std::find(streamed_.begin(), streamed_.end(), r->id) != streamed_.end();
+    listener_->on_pod_failed(r, index_, streamed ? Outcome::kMidStream : Outcome::kRefused502);
+  }
+  streamed_.clear();
+}
+
+void Pod::restart(TimeNs load_time) {
+  if (health_ == PodHealth::kUp) crash(PodHealth::kLoading);
+  health_ = PodHealth::kLoading;
+  // A new process: empty KV cache, counters from zero.
+  retired_ = counters();
+  engine_ = std::make_unique<Engine>(config_.engine, config_.num_blocks);
+  const std::uint64_t epoch = epoch_;
+  loop_.schedule_in(load_time, [this, epoch] {
+    if (epoch == epoch_ && health_ == PodHealth::kLoading) health_ = PodHealth::kUp;
+  });
 }
 
 }  // namespace fleetsim

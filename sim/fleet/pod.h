@@ -1,9 +1,12 @@
 // A pod on the clock: one model server (engine scheduler + KV cache + cost model) whose engine
-// steps are events. A step is one event per pod, never one per token or per request.
+// steps are events. A step is one event per pod, never one per token or per request. Faults
+// change how the pod answers: it may refuse connections, swallow them, load its model, or run
+// slower.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/cost_model.h"
 #include "models/engine.h"
@@ -15,9 +18,18 @@ namespace fleetsim {
 struct PodConfig {
   EngineConfig engine;
   std::int32_t num_blocks = 0;
-  TimeNs api_overhead_fixed = 0;            // per request, before the engine sees it
-  double api_overhead_ns_per_token = 0.0;   // per prompt token
+  TimeNs api_overhead_fixed = 0;           // per request, before the engine sees it
+  double api_overhead_ns_per_token = 0.0;  // per prompt token
 };
+
+// How a pod answers a connection.
+enum class PodHealth {
+  kUp,         // serving
+  kRefusing,   // process gone, node up: connection refused at once
+  kBlackHole,  // node or network gone: connections hang until the caller times out
+  kLoading,    // process restarted, model still loading: not ready, refuses requests
+};
+const char* pod_health_name(PodHealth h);
 
 // Who hears from the pod: the gateway, which relays to the client.
 class PodListener {
@@ -25,6 +37,17 @@ class PodListener {
   virtual ~PodListener() = default;
   virtual void on_pod_first_token(const RequestPtr& r, int pod) = 0;
   virtual void on_pod_finished(const RequestPtr& r, int pod) = 0;
+  // The pod could not serve the request (refused it, or died while serving it).
+  virtual void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) = 0;
+  // The pod went silent in the middle of streaming this request (its node vanished).
+  virtual void on_pod_stalled(const RequestPtr& r, int pod) = 0;
+};
+
+// Co-located pods on one GPU time-slice it (separate CUDA contexts without MPS): while k of
+// them run steps, each step takes about k times its solo duration. Contention is read when a
+// step starts.
+struct GpuShare {
+  int busy = 0;
 };
 
 class Pod {
@@ -33,16 +56,29 @@ class Pod {
       std::shared_ptr<const CostModel> cost, FleetObserver& observer);
   // The gateway that relays this pod's answers; set before the first request arrives.
   void set_listener(PodListener* listener) { listener_ = listener; }
+  void set_gpu_share(std::shared_ptr<GpuShare> share) { share_ = std::move(share); }
 
   // A request reaches the pod's API server.
   void receive(RequestPtr r);
 
+  // Faults. crash(): every request inside fails (mid-stream once it streamed), then the pod
+  // answers connections as `after` says.
+  void crash(PodHealth after);
+  // The process comes back and loads its model for `load_time`, refusing until it is ready.
+  void restart(TimeNs load_time);
+  void set_slowdown(double factor) { slowdown_ = factor; }
+
+  PodHealth health() const { return health_; }
+  bool ready() const { return health_ == PodHealth::kUp; }
   int index() const { return index_; }
   const std::string& name() const { return name_; }
-  const Engine& engine() const { return engine_; }
+  const Engine& engine() const { return *engine_; }
+  // vLLM's counters over the whole run: a restarted process starts from zero, as a scraper
+  // sees it, so the counters of earlier processes are added.
+  EngineCounters counters() const;
 
  private:
-  void enqueue(RequestPtr r);
+  void enqueue(RequestPtr r, std::uint64_t epoch);
   void start_step();
   void end_step();
 
@@ -53,9 +89,18 @@ class Pod {
   std::shared_ptr<const CostModel> cost_;
   PodListener* listener_ = nullptr;
   FleetObserver& observer_;
-  Engine engine_;
+  std::shared_ptr<GpuShare> share_;
+  std::unique_ptr<Engine> engine_;
+  EngineCounters retired_;  // counters of processes that crashed
   StepPlan current_;
+  EventId step_event_;
   bool busy_ = false;
+  PodHealth health_ = PodHealth::kUp;
+  double slowdown_ = 1.0;
+  // Bumped by every crash, so work scheduled before it (API stage, a step) is dropped.
+  std::uint64_t epoch_ = 0;
+  // Requests past the API stage that already streamed their first token.
+  std::vector<std::int64_t> streamed_;
 };
 
 }  // namespace fleetsim

@@ -73,6 +73,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   for (const auto& a : r.arms) {
     nlohmann::json arm = {{"name", a.name}, {"policy", a.policy}, {"summary", summary_json(a.summary)}};
     if (auto it = s.measured.find(a.name); it != s.measured.end()) arm["measured"] = it->second;
+    if (!a.failures.is_null()) arm["failures"] = a.failures;
     arms.push_back(std::move(arm));
   }
   return {{"scenario", r.scenario},
@@ -137,6 +138,26 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     os << "\n";
   }
   if (any_measured && !s.measured_source.empty()) os << "measured: " << s.measured_source << "\n";
+  for (const auto& a : r.arms) {
+    if (a.failures.is_null()) continue;
+    const auto& f = a.failures;
+    os << "\n" << a.name << " failures: lost " << f["requests_lost"] << ", retries " << f["retries"]
+       << ", errors " << f["errors_by_class"].dump();
+    if (!f["failure_window"].is_null()) {
+      os << ", window " << fmt(f["failure_window"]["first_s"].get<double>(), 2) << "-"
+         << fmt(f["failure_window"]["last_s"].get<double>(), 2) << " s";
+    }
+    os << "\n";
+    for (const auto& fault : f["faults"]) {
+      os << "  " << fault["kind"].get<std::string>() << " " << fault["target"].get<std::string>()
+         << " at " << fault["at_s"] << " s: detected after "
+         << (fault["detection_latency_s"].is_null() ? std::string("-")
+                                                     : fmt(fault["detection_latency_s"], 2) + " s")
+         << " (" << fault["errors_before_detection"] << " errors before), recovered after "
+         << (fault["recovery_s"].is_null() ? std::string("-") : fmt(fault["recovery_s"], 2) + " s")
+         << "\n";
+    }
+  }
 }
 
 void write_summary_csv(std::ostream& os, const RunResult& r) {

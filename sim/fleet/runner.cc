@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <thread>
@@ -14,7 +15,10 @@
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
 #include "sim/errors.h"
+#include "sim/fleet/failures.h"
+#include "sim/fleet/faults.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/topology.h"
 #include "sim/fleet/pod.h"
 #include "sim/fleet/workload.h"
 
@@ -59,8 +63,9 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
     }
   }
   if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
-    throw InternalError("arm " + arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
-                        " requests never ended");
+    throw Error("arm " + arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
+                        " requests never ended (a black-holed pod keeps them forever when "
+                        "gateway.request_timeout_s is 0)");
   }
 }
 
@@ -72,28 +77,77 @@ FleetFacts fleet_facts(const Scenario& s) {
           b.config.engine.max_num_seqs};
 }
 
+namespace {
+
+// A client's retry policy: after a failed attempt, maybe send the same request again later.
+class RetryPolicy {
+ public:
+  RetryPolicy(const Params& p, std::uint64_t seed)
+      : mode_(p.get_string("retry")),
+        max_attempts_(static_cast<std::int32_t>(p.get_int("max_attempts"))),
+        delay_(ms_to_ns(p.get_double("retry_delay_ms"))),
+        max_delay_(ms_to_ns(p.get_double("max_retry_delay_ms"))),
+        jitter_(p.get_double("jitter")),
+        rng_(make_rng(seed, "client/retry")) {}
+
+  // The delay before attempt `next` (2, 3, ...), or -1 when the client gives up.
+  TimeNs delay_before(std::int32_t next) {
+    if (mode_ == "none" || next > max_attempts_) return -1;
+    double d = static_cast<double>(delay_);
+    if (mode_ == "exponential") {
+      d = std::min(static_cast<double>(max_delay_), d * std::pow(2.0, next - 2));
+    }
+    const double j = std::uniform_real_distribution<double>(-jitter_, jitter_)(rng_);
+    return static_cast<TimeNs>(std::max(0.0, d * (1.0 + j)));
+  }
+
+ private:
+  std::string mode_;
+  std::int32_t max_attempts_;
+  TimeNs delay_, max_delay_;
+  double jitter_;
+  Rng rng_;
+};
+
+}  // namespace
+
 ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   const PodBuild build = build_pod(s);
+  const GatewayConfig gcfg = gateway_config_from(arm.gateway);
+  const Topology topology(s.fleet.pods, s.fleet.pods_per_gpu, s.fleet.gpus_per_node);
+  const bool track_failures = !s.faults.empty() || gcfg.probe_interval > 0;
   EventLoop loop;
   RecordCollector records;
+  FailureTracker failures(s.fleet.pods);
   ObserverList observers;
   observers.add(&records);
+  if (track_failures) observers.add(&failures);
 
   PolicyContext pctx;
-  for (int i = 0; i < s.fleet.pods; ++i) pctx.pod_names.push_back("pod-" + std::to_string(i));
+  for (int i = 0; i < s.fleet.pods; ++i) pctx.pod_names.push_back(Topology::pod_name(i));
   pctx.engine_block_size = build.config.engine.block_size;
   pctx.seed = s.seed;
   pctx.stream_name = "arm/" + arm.name + "/policy";
+  PolicyContext fallback_ctx = pctx;
+  fallback_ctx.stream_name = "arm/" + arm.name + "/fallback";
+  const auto& fallback_entry = PolicyRegistry::instance().get(gcfg.fallback_policy, "policy");
 
   std::vector<std::unique_ptr<Pod>> pods;
+  std::vector<std::shared_ptr<GpuShare>> gpus(static_cast<size_t>(topology.num_gpus()));
   for (int i = 0; i < s.fleet.pods; ++i) {
     pods.push_back(std::make_unique<Pod>(i, pctx.pod_names[static_cast<size_t>(i)], loop,
                                          build.config, build.cost, observers));
+    if (s.fleet.pods_per_gpu > 1) {
+      auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
+      if (!share) share = std::make_shared<GpuShare>();
+      pods.back()->set_gpu_share(share);
+    }
   }
-  GatewayConfig gcfg;
-  gcfg.network_latency = ms_to_ns(s.fleet.server.get_double("network_latency_ms"));
-  Gateway gateway(loop, pods, make_policy(arm.policy, arm.params, pctx), observers, gcfg);
+  Gateway gateway(loop, pods, make_policy(arm.policy, arm.params, pctx),
+                  fallback_entry.factory(fallback_entry.spec.defaults(), fallback_ctx), observers,
+                  gcfg, s.seed);
   for (auto& p : pods) p->set_listener(&gateway);
+  schedule_faults(s.faults, loop, pods, gateway, topology, failures);
 
   std::int64_t next_id = 0;
   WorkloadContext wctx;
@@ -110,16 +164,33 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   };
   const auto& entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
   std::unique_ptr<Workload> workload = entry.factory(s.workload, wctx);
-  gateway.on_completion([&](const RequestPtr& r, Outcome o) { workload->on_complete(*r, o); });
+  RetryPolicy retry(s.client, s.seed);
+  std::int64_t lost = 0, retries = 0;
+  gateway.on_completion([&](const RequestPtr& r, int, Outcome o) {
+    if (o != Outcome::kOk) {
+      const TimeNs delay = retry.delay_before(r->attempt + 1);
+      if (delay >= 0) {
+        // The same request again: same id, content and hashes; a new attempt.
+        auto again = std::make_shared<Request>(*r);
+        ++again->attempt;
+        ++retries;
+        loop.schedule_in(delay, [&gateway, again] { gateway.submit(again); });
+        return;
+      }
+      ++lost;
+    }
+    workload->on_complete(*r, o);
+  });
 
+  gateway.start();
   workload->start();
   const TimeNs horizon = s.horizon_s > 0 ? sec_to_ns(s.horizon_s) : INT64_MAX;
   loop.run(horizon);
-  const bool cut = loop.pending() > 0;
+  const bool cut = loop.pending_foreground() > 0;
 
   std::vector<PodSummary> per_pod;
   for (const auto& p : pods) {
-    const EngineCounters& c = p->engine().counters();
+    const EngineCounters c = p->counters();
     per_pod.push_back({p->name(), 0, c.prefix_cache_queries, c.prefix_cache_hits,
                        c.num_preemptions, c.generation_tokens});
   }
@@ -129,6 +200,7 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   out.summary = summarize(records.records(), std::move(per_pod));
   out.events = loop.events_run();
   check_end_state(pods, out.summary, cut, arm.name);
+  if (track_failures) out.failures = failures.to_json(lost, retries, loop.now());
   out.records = records.records();
   return out;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct ArmResult {
   ArmSummary summary;
   std::vector<RequestRecord> records;
   std::uint64_t events = 0;
+  nlohmann::json failures;  // null unless the scenario has faults or health probes
 };
 
 struct RunResult {

@@ -13,6 +13,7 @@
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
+#include "sim/fleet/gateway.h"
 #include "sim/fleet/workload.h"
 
 namespace fleetsim {
@@ -101,7 +102,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 }
 
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
-  check_keys(n, w, {"pods", "gpu", "model", "server", "cost_model"});
+  check_keys(n, w, {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model"});
   FleetSpec f;
   const YAML::Node pods = require(n, "pods", w, "number of pods, an integer >= 1");
   f.pods = number<std::int32_t>(pods, w.child("pods"), "an integer >= 1");
@@ -109,6 +110,16 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
     throw ScenarioError(w.child("pods").at(pods) + ": expected an integer in [1, 100000], got " +
                         pods.Scalar());
   }
+  const ParamSpec layout = ParamSpec()
+                               .integer("pods_per_gpu", 1, "model servers sharing one GPU", 1, 64)
+                               .integer("gpus_per_node", 1, "GPUs per node", 1, 64);
+  YAML::Node layout_node(YAML::NodeType::Map);
+  for (const char* key : {"pods_per_gpu", "gpus_per_node"}) {
+    if (n[key].IsDefined()) layout_node[key] = n[key];
+  }
+  const Params lp = layout.resolve(layout_node, w);
+  f.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
+  f.gpus_per_node = static_cast<std::int32_t>(lp.get_int("gpus_per_node"));
   const YAML::Node gpu = require(n, "gpu", w, "one of: " + join(gpu_names(), ", "));
   f.gpu = scalar(gpu, w.child("gpu"), "a GPU name");
   try {
@@ -124,12 +135,20 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
     throw ScenarioError(w.child("model").at(model) + ": " + e.what());
   }
   f.server = server_spec().resolve(n["server"], w.child("server"));
+  // vLLM processes sharing a GPU each take gpu_memory_utilization of it.
+  const double util = f.server.get_double("gpu_memory_utilization");
+  if (f.pods_per_gpu * util > 1.0 + 1e-9) {
+    throw ScenarioError(w.child("server").child("gpu_memory_utilization").at(n) + ": " +
+                        std::to_string(f.pods_per_gpu) + " pods per GPU x " +
+                        std::to_string(util) + " exceeds the GPU; expected at most " +
+                        std::to_string(1.0 / f.pods_per_gpu));
+  }
   f.cost_model = cost_model_spec().resolve(n["cost_model"], w.child("cost_model"));
   return f;
 }
 
-ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w) {
-  check_keys(n, w, {"name", "policy", "params"});
+ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway) {
+  check_keys(n, w, {"name", "policy", "params", "gateway"});
   ArmSpec a;
   a.policy = scalar(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
   a.name = n["name"].IsDefined() ? scalar(n["name"], w.child("name"), "a name") : a.policy;
@@ -139,10 +158,30 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w) {
                         "'; valid policies: " + join(reg.names(), ", "));
   }
   a.params = reg.get(a.policy, "policy").spec.resolve(n["params"], w.child("params"));
+  a.gateway = gateway_spec().resolve(n["gateway"], w.child("gateway"), gateway);
+  const std::string& fallback = a.gateway.get_string("fallback_policy");
+  if (!reg.contains(fallback)) {
+    throw ScenarioError(w.child("gateway").child("fallback_policy").at(n) + ": unknown policy '" +
+                        fallback + "'; valid policies: " + join(reg.names(), ", "));
+  }
   return a;
 }
 
 }  // namespace
+
+const ParamSpec& client_spec() {
+  static const ParamSpec spec =
+      ParamSpec()
+          .text("retry", "none",
+                "what a client does after a failed attempt: none, fixed (same delay each "
+                "time) or exponential (doubling, with jitter)",
+                {"none", "fixed", "exponential"})
+          .integer("max_attempts", 3, "attempts in all, the first included", 1, 100)
+          .real("retry_delay_ms", 100, "delay before the first retry", 0)
+          .real("max_retry_delay_ms", 10000, "cap of the exponential delay", 0)
+          .real("jitter", 0.2, "random +- fraction of each delay", 0, 1);
+  return spec;
+}
 
 const std::vector<std::string>& measured_metric_names() {
   static const std::vector<std::string> names = {
@@ -163,7 +202,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   if (!root.IsMap()) throw ScenarioError(label + ": expected a YAML map at the top level");
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
-             {"name", "description", "seed", "fleet", "workload", "arms", "sim", "measured"});
+             {"name", "description", "seed", "fleet", "workload", "gateway", "client", "faults",
+              "arms", "sim", "measured"});
 
   Scenario s;
   s.file = label;
@@ -192,9 +232,12 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   if (!arms.IsSequence() || arms.size() == 0) {
     throw ScenarioError(w.child("arms").at(arms) + ": expected a non-empty list of arms");
   }
+  const Params gateway = gateway_spec().resolve(root["gateway"], w.child("gateway"));
+  s.client = client_spec().resolve(root["client"], w.child("client"));
+  s.faults = parse_faults(root["faults"], w.child("faults"));
   std::set<std::string> names;
   for (size_t i = 0; i < arms.size(); ++i) {
-    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)));
+    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway);
     if (!names.insert(a.name).second) {
       throw ScenarioError(w.child("arms").child(std::to_string(i)).at(arms[i]) +
                           ": duplicate arm name '" + a.name + "'");

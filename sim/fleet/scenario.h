@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/fleet/faults.h"
 #include "sim/params.h"
 
 namespace fleetsim {
@@ -16,10 +17,13 @@ struct ArmSpec {
   std::string name;
   std::string policy;
   Params params;
+  Params gateway;  // gateway_spec(): the scenario's gateway section with this arm's overrides
 };
 
 struct FleetSpec {
   std::int32_t pods = 1;
+  std::int32_t pods_per_gpu = 1;   // co-located model servers sharing one GPU
+  std::int32_t gpus_per_node = 1;
   std::string gpu;
   std::string model;
   Params server;      // server_spec()
@@ -35,6 +39,8 @@ struct Scenario {
   std::string workload_type;
   Params workload;
   std::vector<ArmSpec> arms;
+  Params client;                  // client_spec(): retries
+  std::vector<FaultSpec> faults;  // scheduled faults, the same for every arm
   double horizon_s = 0;  // 0 = run until the workload is done
   // Measured figures to print beside the simulated ones: arm -> metric -> value.
   std::map<std::string, std::map<std::string, double>> measured;
@@ -46,6 +52,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 // Parses YAML text; `label` names it in errors.
 Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
                         const std::vector<std::string>& overrides = {});
+
+// The client section: how a client retries a failed request.
+const ParamSpec& client_spec();
 
 // Metric names accepted under `measured:` (the summary fields they compare with).
 const std::vector<std::string>& measured_metric_names();

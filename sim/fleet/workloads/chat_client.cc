@@ -27,7 +27,8 @@ class ChatClient : public Workload {
     shape_.shared_system_prompt = p.get_bool("shared_system_prompt");
     shape_.question_tokens = std::get<DistributionPtr>(p.values().at("question_tokens"));
     shape_.answer_tokens = std::get<DistributionPtr>(p.values().at("answer_tokens"));
-    shape_.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+    shape_.template_tokens_per_turn =
+        static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
     think_ = std::get<DistributionPtr>(p.values().at("think_time_ms"));
   }
 
@@ -90,8 +91,7 @@ const WorkloadRegistrar kRegistrar(
                       "system prompt length in tokens")
         .boolean("shared_system_prompt", false,
                  "one system prompt for every conversation (else unique per conversation)")
-        .distribution("question_tokens", constant_distribution(100),
-                      "tokens of each user question")
+        .distribution("question_tokens", constant_distribution(100), "tokens of each user question")
         .distribution("answer_tokens", constant_distribution(100),
                       "tokens the model generates per turn (max_tokens reached)")
         .integer("template_tokens_per_turn", 10,

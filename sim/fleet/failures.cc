@@ -1,0 +1,121 @@
+#include "sim/fleet/failures.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetsim {
+namespace {
+
+double secs(TimeNs t) { return std::round(ns_to_sec(t) * 1e6) / 1e6; }
+
+}  // namespace
+
+int FailureTracker::add_fault(const std::string& kind, const std::string& target, TimeNs at,
+                              std::vector<int> pods) {
+  faults_.push_back({kind, target, at, std::move(pods), -1});
+  return static_cast<int>(faults_.size()) - 1;
+}
+
+void FailureTracker::restarted(int fault, TimeNs ready_at) {
+  faults_[static_cast<size_t>(fault)].back_at = ready_at;
+}
+
+void FailureTracker::on_dispatch(const Request&, int pod, TimeNs t) {
+  dispatches_.emplace_back(t, pod);
+}
+
+void FailureTracker::on_finished(const Request&, int pod, Outcome outcome, TimeNs t) {
+  attempts_.push_back({t, pod, outcome});
+}
+
+void FailureTracker::on_health_change(int pod, bool healthy, TimeNs t) {
+  health_changes_.emplace_back(t, pod, healthy);
+}
+
+nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, TimeNs end) const {
+  nlohmann::json by_class = {{"http_502", 0}, {"http_503", 0}, {"timeout", 0}, {"mid_stream", 0}};
+  TimeNs first_err = -1, last_err = -1;
+  for (const auto& a : attempts_) {
+    if (a.outcome == Outcome::kOk) continue;
+    by_class[outcome_name(a.outcome)] = by_class[outcome_name(a.outcome)].get<std::int64_t>() + 1;
+    if (first_err < 0) first_err = a.t;
+    last_err = a.t;
+  }
+  nlohmann::json window = nullptr;
+  if (first_err >= 0) {
+    window = {{"first_s", secs(first_err)}, {"last_s", secs(last_err)},
+              {"duration_s", secs(last_err - first_err)}};
+  }
+
+  nlohmann::json faults = nlohmann::json::array();
+  const size_t n_pods = healthy_.size();
+  for (const Fault& f : faults_) {
+    nlohmann::json detection = nullptr, recovery = nullptr;
+    TimeNs detected = -1;
+    for (const auto& [t, pod, up] : health_changes_) {
+      if (t >= f.at && !up && std::count(f.pods.begin(), f.pods.end(), pod)) {
+        detected = t;
+        detection = secs(t - f.at);
+        break;
+      }
+    }
+    if (f.back_at >= 0) {
+      for (const auto& a : attempts_) {
+        const bool on_victim = f.pods.empty() || std::count(f.pods.begin(), f.pods.end(), a.pod);
+        if (a.t >= f.back_at && a.outcome == Outcome::kOk && on_victim) {
+          recovery = secs(a.t - f.back_at);
+          break;
+        }
+      }
+    }
+    std::vector<std::int64_t> before(n_pods, 0), after(n_pods, 0);
+    for (const auto& [t, pod] : dispatches_) {
+      if (pod < 0 || static_cast<size_t>(pod) >= n_pods) continue;
+      ++(t < f.at ? before : after)[static_cast<size_t>(pod)];
+    }
+    std::int64_t errors_until_detected = 0;
+    for (const auto& a : attempts_) {
+      if (a.outcome != Outcome::kOk && a.t >= f.at && (detected < 0 || a.t <= detected)) {
+        ++errors_until_detected;
+      }
+    }
+    faults.push_back({{"kind", f.kind},
+                      {"target", f.target},
+                      {"pods", f.pods},
+                      {"at_s", secs(f.at)},
+                      {"detection_latency_s", detection},
+                      {"errors_before_detection", errors_until_detected},
+                      {"back_at_s", f.back_at >= 0 ? nlohmann::json(secs(f.back_at)) : nullptr},
+                      {"recovery_s", recovery},
+                      {"requests_per_pod_before", before},
+                      {"requests_per_pod_after", after}});
+  }
+
+  // One row a second: outcomes of attempts that ended in it, and pods believed healthy at its end.
+  nlohmann::json timeline = nlohmann::json::array();
+  const TimeNs bucket = kNsPerSec;
+  const std::int64_t buckets = end / bucket + 1;
+  std::vector<std::int64_t> ok(static_cast<size_t>(buckets), 0), err(static_cast<size_t>(buckets), 0);
+  for (const auto& a : attempts_) {
+    const auto b = static_cast<size_t>(std::min<std::int64_t>(a.t / bucket, buckets - 1));
+    ++(a.outcome == Outcome::kOk ? ok : err)[b];
+  }
+  std::vector<bool> healthy = healthy_;
+  size_t next_change = 0;
+  for (std::int64_t b = 0; b < buckets; ++b) {
+    const TimeNs bucket_end = (b + 1) * bucket;
+    while (next_change < health_changes_.size() &&
+           std::get<0>(health_changes_[next_change]) < bucket_end) {
+      const auto& [t, pod, up] = health_changes_[next_change++];
+      healthy[static_cast<size_t>(pod)] = up;
+    }
+    timeline.push_back({{"t_s", b},
+                        {"ok", ok[static_cast<size_t>(b)]},
+                        {"errors", err[static_cast<size_t>(b)]},
+                        {"healthy_pods", std::count(healthy.begin(), healthy.end(), true)}});
+  }
+  return {{"errors_by_class", by_class}, {"failure_window", window}, {"requests_lost", lost},
+          {"retries", retries},          {"faults", faults},         {"timeline", timeline}};
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,52 @@
+// What an SRE asks after a fault: errors by class, the failure window, how long the gateway took
+// to notice (detection), how long until the pod served again (recovery), requests lost, and
+// where requests went before and after. Built from observer signals.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/fleet/observer.h"
+
+namespace fleetsim {
+
+class FailureTracker : public FleetObserver {
+ public:
+  explicit FailureTracker(int num_pods) : healthy_(static_cast<size_t>(num_pods), true) {}
+
+  // Registers a scheduled fault; returns its id.
+  int add_fault(const std::string& kind, const std::string& target, TimeNs at,
+                std::vector<int> pods);
+  // The fault's pods (or the picker) are back, or will be ready at `ready_at`.
+  void restarted(int fault, TimeNs ready_at);
+
+  void on_dispatch(const Request& r, int pod, TimeNs t) override;
+  void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override;
+  void on_health_change(int pod, bool healthy, TimeNs t) override;
+
+  // The `failures` section of an arm's result. `lost` = requests whose last attempt failed,
+  // `retries` = attempts beyond the first, over the whole arm.
+  nlohmann::json to_json(std::int64_t lost, std::int64_t retries, TimeNs end) const;
+
+ private:
+  struct Fault {
+    std::string kind, target;
+    TimeNs at = 0;
+    std::vector<int> pods;
+    TimeNs back_at = -1;  // restart ready time / end of the outage
+  };
+  struct Event {
+    TimeNs t;
+    int pod;
+    Outcome outcome;
+  };
+  std::vector<Fault> faults_;
+  std::vector<Event> attempts_;                 // every attempt's end
+  std::vector<std::pair<TimeNs, int>> dispatches_;
+  std::vector<std::tuple<TimeNs, int, bool>> health_changes_;
+  std::vector<bool> healthy_;
+};
+
+}  // namespace fleetsim

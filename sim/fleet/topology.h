@@ -1,0 +1,48 @@
+// The fleet's topology as a graph (Boost.Graph): gateway -> picker, gateway -> nodes -> GPUs ->
+// pods. Failure domains are walks in this graph: losing a node loses every pod reachable from it.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+enum class Component { kGateway, kPicker, kNode, kGpu, kPod };
+
+struct TopologyVertex {
+  Component kind = Component::kPod;
+  std::string name;
+  int index = -1;  // pod, GPU or node index; -1 for the gateway and the picker
+};
+
+class Topology {
+ public:
+  // `pods` pods, `pods_per_gpu` of them sharing each GPU, `gpus_per_node` GPUs on each node.
+  Topology(int pods, int pods_per_gpu, int gpus_per_node);
+
+  int num_pods() const { return num_pods_; }
+  int num_gpus() const { return num_gpus_; }
+  int num_nodes() const { return num_nodes_; }
+  int gpu_of_pod(int pod) const { return pod / pods_per_gpu_; }
+  int node_of_pod(int pod) const { return gpu_of_pod(pod) / gpus_per_node_; }
+  static std::string pod_name(int i) { return "pod-" + std::to_string(i); }
+  static std::string node_name(int i) { return "node-" + std::to_string(i); }
+  static std::string gpu_name(int i) { return "gpu-" + std::to_string(i); }
+
+  // Every pod reachable from the named component (a node, a GPU or a pod), in index order.
+  // Throws ScenarioError naming the valid components when the name is unknown.
+  std::vector<int> pods_under(const std::string& component) const;
+  // Pods that share a GPU with `pod` (itself included).
+  std::vector<int> pods_on_gpu_of(int pod) const;
+
+ private:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, TopologyVertex>;
+  using Vertex = Graph::vertex_descriptor;
+  Vertex find(const std::string& name) const;
+
+  Graph graph_;
+  int num_pods_, num_gpus_, num_nodes_, pods_per_gpu_, gpus_per_node_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,26 @@
+// Replays an Azure LLM inference trace (models/trace_azure.h): the real arrival times and
+// lengths of an Azure service; every prompt is content of its own.
+#include <memory>
+
+#include "models/trace_azure.h"
+#include "sim/fleet/workloads/workload_util.h"
+
+namespace fleetsim {
+namespace {
+
+const WorkloadRegistrar kRegistrar(
+    "azure_trace",
+    "replay an Azure LLM inference CSV trace (TIMESTAMP, ContextTokens, GeneratedTokens)",
+    trace_replay_spec("Azure CSV trace, e.g. "
+                      "../shared/data/azure2023/AzureLLMInferenceTrace_conv.csv"),
+    [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
+      TraceReadOptions o;
+      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      const Trace trace = read_azure_trace(resolve_data_path(p.get_string("file")), o);
+      report_skipped_lines(trace);
+      return std::make_unique<ReplayWorkload>(
+          ctx, apply_replay(trace.requests, replay_options_from(p)), RequestTagger(p, ctx.seed));
+    });
+
+}  // namespace
+}  // namespace fleetsim

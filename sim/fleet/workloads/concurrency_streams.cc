@@ -1,0 +1,149 @@
+// A fixed number of streams, each sending its next request as soon as the previous one
+// completes, like guidellm's "concurrent" profile (vllm-project/guidellm : src/guidellm/
+// scheduler/, ConcurrentStrategy): load set by concurrency, not by rate. Requests are synthetic
+// single-turn prompts or multi-turn chats (history resent each turn). A warm-up fills the caches
+// and queues first; requests that arrive in the measurement window [warmup_s, warmup_s +
+// duration_s) are the measured ones, and the streams stop sending when the window closes.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "models/conversation.h"
+#include "sim/distribution.h"
+#include "sim/errors.h"
+#include "sim/fleet/workloads/workload_util.h"
+
+namespace fleetsim {
+namespace {
+
+class ConcurrencyStreams : public Workload {
+ public:
+  ConcurrencyStreams(const Params& p, const WorkloadContext& ctx)
+      : ctx_(ctx),
+        streams_(p.get_int("streams")),
+        turns_(static_cast<std::int32_t>(p.get_int("turns"))),
+        max_requests_(p.get_int("max_requests")),
+        warmup_(sec_to_ns(p.get_double("warmup_s"))),
+        end_(p.get_double("duration_s") > 0 ? warmup_ + sec_to_ns(p.get_double("duration_s"))
+                                            : INT64_MAX),
+        ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
+        think_(std::get<DistributionPtr>(p.values().at("think_time_ms"))),
+        think_rng_(make_rng(ctx.seed, "workload/think")),
+        tagger_(p, ctx.seed) {
+    if (max_requests_ == 0 && end_ == INT64_MAX) {
+      throw ScenarioError(
+          "workload: concurrency_streams needs duration_s or max_requests (with both 0 the "
+          "streams never stop)");
+    }
+    shape_.system_prompt_tokens = std::get<DistributionPtr>(p.values().at("system_prompt_tokens"));
+    shape_.shared_system_prompt = p.get_bool("shared_system_prompt");
+    shape_.question_tokens = std::get<DistributionPtr>(p.values().at("question_tokens"));
+    shape_.answer_tokens = std::get<DistributionPtr>(p.values().at("answer_tokens"));
+    shape_.template_tokens_per_turn =
+        static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+  }
+
+  void start() override {
+    for (std::int64_t s = 0; s < streams_; ++s) {
+      // Streams may start spread over a ramp-up; guidellm starts them all at once (0).
+      const TimeNs at = streams_ > 1 ? ramp_up_ * s / streams_ : 0;
+      ctx_.loop->schedule_at(at, [this] { new_conversation(); });
+    }
+  }
+
+  void on_complete(const Request& r, Outcome) override {
+    auto it = active_.find(r.conversation);
+    if (it == active_.end()) return;
+    Conversation& conv = *it->second;
+    conv.complete_turn();
+    if (conv.next_turn() > turns_) {
+      active_.erase(it);
+      after_think([this] { new_conversation(); });
+      return;
+    }
+    const std::int64_t id = r.conversation;
+    after_think([this, id] { send_turn(id); });
+  }
+
+ private:
+  template <typename F>
+  void after_think(F f) {
+    const TimeNs think = ms_to_ns(std::max(0.0, think_->sample(think_rng_)));
+    ctx_.loop->schedule_in(think, std::move(f));
+  }
+
+  bool may_send() const {
+    return ctx_.loop->now() < end_ && (max_requests_ == 0 || sent_ < max_requests_);
+  }
+
+  void new_conversation() {
+    if (!may_send()) return;
+    const std::int64_t id = next_conversation_++;
+    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed));
+    send_turn(id);
+  }
+
+  void send_turn(std::int64_t id) {
+    if (!may_send()) {
+      active_.erase(id);
+      return;
+    }
+    ++sent_;
+    Request r = active_.at(id)->make_turn_request();
+    tagger_.tag(r, ctx_.loop->now());
+    ctx_.submit(std::move(r));
+  }
+
+  WorkloadContext ctx_;
+  std::int64_t streams_;
+  std::int32_t turns_;
+  std::int64_t max_requests_;
+  TimeNs warmup_;
+  TimeNs end_;
+  TimeNs ramp_up_;
+  DistributionPtr think_;
+  Rng think_rng_;
+  RequestTagger tagger_;
+  ConversationShape shape_;
+  std::int64_t next_conversation_ = 0;
+  std::int64_t sent_ = 0;
+  std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
+};
+
+ParamSpec streams_spec() {
+  ParamSpec spec;
+  spec.integer("streams", 16, "concurrent streams, each sending its next request on completion", 1)
+      .integer("turns", 1,
+               "turns per conversation: 1 = independent single-turn requests; more = multi-turn "
+               "chats, the whole history resent each turn",
+               1)
+      .real("duration_s", 60, "measurement window after the warm-up (0 = until max_requests)", 0)
+      .integer("max_requests", 0, "stop after this many requests, warm-up included (0 = no cap)", 0)
+      .distribution("system_prompt_tokens", constant_distribution(0),
+                    "system prompt length in tokens (0 = none)")
+      .boolean("shared_system_prompt", false,
+               "one system prompt for every conversation (else unique per conversation)")
+      .distribution("question_tokens", constant_distribution(1000),
+                    "tokens of each user question (the whole prompt when turns is 1 and there is "
+                    "no system prompt)")
+      .distribution("answer_tokens", constant_distribution(200),
+                    "tokens generated per request (max_tokens reached)")
+      .integer("template_tokens_per_turn", 0,
+               "chat-template tokens around each exchange (role markers, end-of-turn)", 0)
+      .distribution("think_time_ms", constant_distribution(0),
+                    "delay between a completion and the stream's next request")
+      .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0);
+  add_tag_params(spec);
+  return spec;
+}
+
+const WorkloadRegistrar kRegistrar(
+    "concurrency_streams",
+    "N streams sending back to back (guidellm concurrent): single- or multi-turn, warm-up, then "
+    "a measurement window",
+    streams_spec(), [](const Params& p, const WorkloadContext& ctx) {
+      return std::make_unique<ConcurrencyStreams>(p, ctx);
+    });
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,35 @@
+// Replays a Mooncake JSONL trace (models/trace_mooncake.h): each request at its timestamp, its
+// prompt built from the trace's 512-token prefix-block ids so requests share KV where their
+// leading ids match.
+#include <memory>
+
+#include "models/trace_mooncake.h"
+#include "sim/fleet/workloads/workload_util.h"
+
+namespace fleetsim {
+namespace {
+
+ParamSpec mooncake_spec() {
+  ParamSpec spec = trace_replay_spec(
+      "Mooncake JSONL trace {timestamp, input_length, output_length, hash_ids}, e.g. "
+      "../shared/data/mooncake/synthetic_trace.jsonl");
+  spec.integer("block_tokens", 512, "tokens each hash id stands for (Mooncake's block size)", 1,
+               1 << 20);
+  return spec;
+}
+
+const WorkloadRegistrar kRegistrar(
+    "mooncake_trace",
+    "replay a Mooncake JSONL trace (timestamps, lengths, 512-token prefix-block hash ids)",
+    mooncake_spec(), [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
+      MooncakeOptions o;
+      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      o.block_tokens = static_cast<std::int32_t>(p.get_int("block_tokens"));
+      const Trace trace = read_mooncake_trace(resolve_data_path(p.get_string("file")), o);
+      report_skipped_lines(trace);
+      return std::make_unique<ReplayWorkload>(
+          ctx, apply_replay(trace.requests, replay_options_from(p)), RequestTagger(p, ctx.seed));
+    });
+
+}  // namespace
+}  // namespace fleetsim
