@@ -35,6 +35,13 @@ struct PolicyContext {
   std::string stream_name;       // unique per arm, e.g. "arm/epp/policy"
 };
 
+// A counter a policy keeps about its own decisions (hits, fallbacks, rebinds, ...), named after
+// the metric of the system it models where there is one. Reported per arm in the result.
+struct PolicyCounter {
+  std::string name;
+  double value = 0;
+};
+
 struct RouteContext {
   TimeNs now = 0;
 };
@@ -51,11 +58,18 @@ class RoutingPolicy {
     (void)request;
     (void)pod;
   }
+  // The request's first token reached the gateway from pod `pod` (its prefill is done).
+  virtual void on_first_token(const Request& request, int pod) {
+    (void)request;
+    (void)pod;
+  }
   // The request finished (completed or failed) on pod `pod`.
   virtual void on_finished(const Request& request, int pod) {
     (void)request;
     (void)pod;
   }
+  // Counters about the policy's own decisions, read once after the run.
+  virtual std::vector<PolicyCounter> counters() const { return {}; }
 };
 
 using PolicyRegistry = Registry<RoutingPolicy, const PolicyContext&>;

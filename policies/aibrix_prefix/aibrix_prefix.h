@@ -27,12 +27,11 @@
 #include <vector>
 
 #include "policies/common/pick.h"
-#include "policies/common/policy_counters.h"
 #include "policies/policy.h"
 
 namespace fleetsim {
 
-class AibrixPrefixPolicy : public RoutingPolicy, public PolicyCounterSource {
+class AibrixPrefixPolicy : public RoutingPolicy {
  public:
   AibrixPrefixPolicy(const Params& params, const PolicyContext& ctx);
 

@@ -24,12 +24,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policies/common/policy_counters.h"
 #include "policies/policy.h"
 
 namespace fleetsim {
 
-class DynamoKvPolicy : public RoutingPolicy, public PolicyCounterSource {
+class DynamoKvPolicy : public RoutingPolicy {
  public:
   DynamoKvPolicy(const Params& params, const PolicyContext& ctx);
 

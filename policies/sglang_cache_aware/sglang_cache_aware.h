@@ -28,12 +28,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policies/common/policy_counters.h"
 #include "policies/policy.h"
 
 namespace fleetsim {
 
-class SglangCacheAwarePolicy : public RoutingPolicy, public PolicyCounterSource {
+class SglangCacheAwarePolicy : public RoutingPolicy {
  public:
   SglangCacheAwarePolicy(const Params& params, const PolicyContext& ctx);
 

@@ -20,13 +20,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policies/common/policy_counters.h"
 #include "policies/common/request_key.h"
 #include "policies/policy.h"
 
 namespace fleetsim {
 
-class StickySessionPolicy : public RoutingPolicy, public PolicyCounterSource {
+class StickySessionPolicy : public RoutingPolicy {
  public:
   StickySessionPolicy(const Params& params, const PolicyContext& ctx);
 

@@ -220,6 +220,7 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
     // Streaming has begun: the first-byte timeout no longer applies.
     loop_.cancel(it->second.timeout);
     it->second.timeout = EventId{};
+    if (auto by = routed_by_.find(r->id); by != routed_by_.end()) by->second->on_first_token(*r, pod);
     observer_.on_first_token(*r, pod, loop_.now());
   });
 }

@@ -69,6 +69,7 @@ class Gateway : public PodListener {
   void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) override;
   void on_pod_stalled(const RequestPtr& r, int pod) override;
 
+  const RoutingPolicy& policy() const { return *policy_; }
   bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }
   std::int32_t inflight(int pod) const { return inflight_[static_cast<size_t>(pod)]; }
   std::int64_t inflight_total() const;

@@ -1,6 +1,7 @@
 #include "sim/fleet/metrics.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <numeric>
 
@@ -64,6 +65,53 @@ Percentiles percentiles(std::vector<double> v) {
   return p;
 }
 
+void ConcentrationSampler::sample(const std::vector<std::int32_t>& inflight) {
+  if (inflight.empty()) return;
+  const double total = std::accumulate(inflight.begin(), inflight.end(), 0.0);
+  if (total <= 0) return;
+  const double mean = total / static_cast<double>(inflight.size());
+  const double ratio = *std::max_element(inflight.begin(), inflight.end()) / mean;
+  sum_ += ratio;
+  max_ = std::max(max_, ratio);
+  ++n_;
+}
+
+void ConcentrationSampler::fill(RoutingEvidence& e) const {
+  e.samples = n_;
+  e.concentration_ratio = n_ > 0 ? sum_ / static_cast<double>(n_) : 0.0;
+  e.concentration_ratio_max = max_;
+}
+
+namespace {
+
+void conversation_affinity(const std::vector<RequestRecord>& records, RoutingEvidence& e) {
+  // conversation -> (turn -> pod) of completed, measured turns.
+  std::map<std::int64_t, std::map<std::int32_t, int>> turns;
+  for (const auto& r : records) {
+    if (r.arrival < 0 || !r.measured || r.conversation < 0 || r.pod < 0) continue;
+    turns[r.conversation][r.turn] = r.pod;
+  }
+  std::int64_t warm = 0, same = 0, multi = 0, one_pod = 0;
+  for (const auto& [conv, by_turn] : turns) {
+    if (by_turn.size() < 2) continue;
+    ++multi;
+    bool all_same = true;
+    for (auto it = std::next(by_turn.begin()); it != by_turn.end(); ++it) {
+      auto prev = by_turn.find(it->first - 1);
+      if (prev == by_turn.end()) continue;
+      ++warm;
+      if (prev->second == it->second) ++same;
+      all_same = all_same && it->second == by_turn.begin()->second;
+    }
+    if (all_same) ++one_pod;
+  }
+  e.same_pod_as_previous_turn = warm > 0 ? static_cast<double>(same) / static_cast<double>(warm) : 0;
+  e.conversations_on_one_pod =
+      multi > 0 ? static_cast<double>(one_pod) / static_cast<double>(multi) : 0;
+}
+
+}  // namespace
+
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods) {
   ArmSummary s;
   std::vector<double> ttft, warm_ttft, e2e, warm_e2e, tpot;
@@ -115,6 +163,7 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     }
   }
   s.prefix_cache_reuse = q > 0 ? static_cast<double>(h) / static_cast<double>(q) : 0.0;
+  conversation_affinity(records, s.routing);
   s.per_pod = std::move(pods);
   return s;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/policy.h"
 #include "sim/fleet/observer.h"
 
 namespace fleetsim {
@@ -62,6 +63,30 @@ struct PodSummary {
   std::int64_t generation_tokens = 0;
 };
 
+// Where requests went: the evidence behind a policy's reuse and latency.
+struct RoutingEvidence {
+  // Peak / mean in-flight requests across pods, sampled while anything is in flight: 1 is an
+  // even spread, N (the pod count) is everything on one pod.
+  double concentration_ratio = 0;      // mean over samples
+  double concentration_ratio_max = 0;  // worst sample
+  std::int64_t samples = 0;
+  // Turns 2+ that ran on the pod of the conversation's previous turn.
+  double same_pod_as_previous_turn = 0;
+  // Conversations (of 2+ turns) that ran every turn on one pod.
+  double conversations_on_one_pod = 0;
+};
+
+// Samples the concentration ratio from in-flight counts per pod.
+class ConcentrationSampler {
+ public:
+  void sample(const std::vector<std::int32_t>& inflight);
+  void fill(RoutingEvidence& e) const;
+
+ private:
+  double sum_ = 0, max_ = 0;
+  std::int64_t n_ = 0;
+};
+
 struct ArmSummary {
   std::int64_t requests = 0, completed = 0, failed = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
@@ -69,6 +94,8 @@ struct ArmSummary {
   double throughput_req_s = 0, output_tokens_per_s = 0;
   double duration_s = 0;
   std::vector<PodSummary> per_pod;
+  RoutingEvidence routing;
+  std::vector<PolicyCounter> policy_counters;
 };
 
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);

@@ -53,6 +53,8 @@ nlohmann::json summary_json(const ArmSummary& s) {
                        {"prefix_cache_hits", p.prefix_cache_hits},
                        {"preemptions", p.preemptions}});
   }
+  nlohmann::json counters = nlohmann::json::object();
+  for (const auto& c : s.policy_counters) counters[c.name] = rounded(c.value);
   return {{"requests", s.requests},
           {"completed", s.completed},
           {"failed", s.failed},
@@ -65,7 +67,13 @@ nlohmann::json summary_json(const ArmSummary& s) {
           {"throughput_req_s", rounded(s.throughput_req_s)},
           {"output_tokens_per_s", rounded(s.output_tokens_per_s)},
           {"duration_s", rounded(s.duration_s)},
-          {"per_pod", per_pod}};
+          {"per_pod", per_pod},
+          {"routing",
+           {{"concentration_ratio", rounded(s.routing.concentration_ratio)},
+            {"concentration_ratio_max", rounded(s.routing.concentration_ratio_max)},
+            {"same_pod_as_previous_turn", rounded(s.routing.same_pod_as_previous_turn)},
+            {"conversations_on_one_pod", rounded(s.routing.conversations_on_one_pod)}}},
+          {"policy_counters", counters}};
 }
 
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
@@ -107,8 +115,14 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       {"throughput req/s", "throughput_req_s", 2},
       {"output tokens/s", "", 0},
       {"errors", "errors", 0},
+      {"same pod as previous turn %", "", 1},
+      {"concentration peak/mean", "", 2},
   };
-  const int label_w = 30, cell_w = any_measured ? 22 : 12;
+  std::size_t longest = 0;
+  for (const auto& a : r.arms) longest = std::max(longest, a.name.size());
+  const int label_w = 30;
+  const int cell_w = static_cast<int>(std::max<std::size_t>(any_measured ? 22 : 12,
+                                                           longest + (any_measured ? 12 : 2)));
   os << std::left << std::setw(label_w) << "metric";
   for (const auto& a : r.arms) os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
   os << "\n";
@@ -123,6 +137,10 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
         cell = fmt(sum.tpot_ms.p50, row.decimals);
       } else if (row.label.rfind("output tokens", 0) == 0) {
         cell = fmt(sum.output_tokens_per_s, row.decimals);
+      } else if (row.label.rfind("same pod", 0) == 0) {
+        cell = fmt(100.0 * sum.routing.same_pod_as_previous_turn, row.decimals);
+      } else if (row.label.rfind("concentration", 0) == 0) {
+        cell = fmt(sum.routing.concentration_ratio, row.decimals);
       } else {
         cell = fmt(simulated_metric(sum, row.metric), row.decimals);
       }

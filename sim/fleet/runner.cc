@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <atomic>
 #include <exception>
 #include <thread>
@@ -182,6 +183,16 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
     workload->on_complete(*r, o);
   });
 
+  ConcentrationSampler concentration;
+  const TimeNs sample_every = kNsPerSec;
+  std::function<void()> sample = [&] {
+    std::vector<std::int32_t> inflight;
+    for (int i = 0; i < s.fleet.pods; ++i) inflight.push_back(gateway.inflight(i));
+    concentration.sample(inflight);
+    loop.schedule_background_in(sample_every, sample);
+  };
+  loop.schedule_background_in(sample_every, sample);
+
   gateway.start();
   workload->start();
   const TimeNs horizon = s.horizon_s > 0 ? sec_to_ns(s.horizon_s) : INT64_MAX;
@@ -198,6 +209,8 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   out.name = arm.name;
   out.policy = arm.policy;
   out.summary = summarize(records.records(), std::move(per_pod));
+  concentration.fill(out.summary.routing);
+  out.summary.policy_counters = gateway.policy().counters();
   out.events = loop.events_run();
   check_end_state(pods, out.summary, cut, arm.name);
   if (track_failures) out.failures = failures.to_json(lost, retries, loop.now());
