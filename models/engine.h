@@ -95,6 +95,7 @@ class Engine {
   std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
   const EngineCounters& counters() const { return counters_; }
   const KvBlockCache& cache() const { return cache_; }
+  void set_kv_event_log(std::vector<KvEvent>* log) { cache_.set_event_log(log); }
   const EngineConfig& config() const { return config_; }
 
  private:

@@ -129,6 +129,7 @@ void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockH
     if (hash_to_block_.try_emplace(h, req.blocks[static_cast<size_t>(i)]).second) {
       block.hashed = true;
       block.hash = h;
+      if (events_) events_->push_back({KvEventKind::kStored, h});
     }
   }
   req.num_registered = std::max(req.num_registered, full);
@@ -188,6 +189,7 @@ std::int32_t KvBlockCache::pop_free_head() {
   Block& block = blocks_[static_cast<size_t>(b)];
   if (block.hashed) {
     hash_to_block_.erase(block.hash);
+    if (events_) events_->push_back({KvEventKind::kRemoved, block.hash});
     block.hashed = false;
     block.hash = 0;
     ++evictions_;

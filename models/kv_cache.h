@@ -21,6 +21,14 @@ struct PrefixCacheCounters {
   std::int64_t requests = 0;  // lookups counted
 };
 
+// What a vLLM pod publishes over its KV-event stream (--kv-events-config): a block hash entered
+// the prefix cache (BlockStored), left it (BlockRemoved), or everything went (AllBlocksCleared).
+enum class KvEventKind { kStored, kRemoved, kCleared };
+struct KvEvent {
+  KvEventKind kind = KvEventKind::kStored;
+  BlockHash hash = 0;
+};
+
 class KvBlockCache {
  public:
   KvBlockCache(std::int32_t num_blocks, std::int32_t block_size, bool enable_prefix_caching);
@@ -62,6 +70,9 @@ class KvBlockCache {
   std::int64_t evictions() const { return evictions_; }
   bool prefix_caching() const { return prefix_caching_; }
 
+  // Appends a KvEvent for every hash that enters or leaves the cache to `log` (nullptr: off).
+  void set_event_log(std::vector<KvEvent>* log) { events_ = log; }
+
   // Throws InternalError when the pool's bookkeeping is inconsistent. O(num_blocks).
   void check_invariants() const;
 
@@ -92,6 +103,7 @@ class KvBlockCache {
   std::int32_t pop_free_head();
 
   std::vector<Block> blocks_;
+  std::vector<KvEvent>* events_ = nullptr;
   std::int32_t block_size_;
   bool prefix_caching_;
   std::int32_t head_ = kNone;

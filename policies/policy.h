@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/kv_cache.h"
 #include "models/request.h"
 #include "sim/params.h"
 #include "sim/registry.h"
@@ -67,6 +68,13 @@ class RoutingPolicy {
   virtual void on_finished(const Request& request, int pod) {
     (void)request;
     (void)pod;
+  }
+  // Policies that read the pods' KV-event streams (precise prefix scoring) say so; the gateway
+  // then delivers each pod's events, in order, after the stream's delay.
+  virtual bool wants_kv_events() const { return false; }
+  virtual void on_kv_events(int pod, std::span<const KvEvent> events) {
+    (void)pod;
+    (void)events;
   }
   // Counters about the policy's own decisions, read once after the run.
   virtual std::vector<PolicyCounter> counters() const { return {}; }

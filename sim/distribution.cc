@@ -3,7 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -112,9 +116,115 @@ class Exponential : public Bounded {
   double mean_;
 };
 
+// Draws one value of a column of a CSV file (with a header row), each row equally likely: a
+// bootstrap of measured lengths such as the ShareGPT or arXiv token counts in shared/data/lengths.
+class Empirical : public Bounded {
+ public:
+  Empirical(const Params& p, const YAML::Node& node, const YamlWhere& where)
+      : Bounded(p.get_double("min"), p.get_double("max")) {
+    const std::string& file = p.get_string("file");
+    column_ = p.get_string("column");
+    const YamlWhere fw = where.child("file");
+    if (file.empty()) throw ScenarioError(fw.at(node) + ": missing; expected a CSV file path");
+    path_ = resolve(file);
+    if (path_.empty()) {
+      const char* dir = std::getenv("FLEETSIM_DATA_DIR");
+      throw ScenarioError(fw.at(node["file"]) + ": cannot open the CSV file '" + file +
+                          "' (looked in the current directory" +
+                          (dir ? std::string(" and FLEETSIM_DATA_DIR=") + dir
+                               : std::string("; FLEETSIM_DATA_DIR is not set")) +
+                          ")");
+    }
+    load(node, where);
+    mean_ = 0;
+    for (double v : values_) mean_ += clamp(v);
+    mean_ /= static_cast<double>(values_.size());
+  }
+  double sample(Rng& rng) const override {
+    std::uniform_int_distribution<std::size_t> pick(0, values_.size() - 1);
+    return clamp(values_[pick(rng)]);
+  }
+  double mean() const override { return mean_; }
+  std::string describe() const override {
+    return "empirical(" + path_ + ", " + column_ + ", " + std::to_string(values_.size()) +
+           " values)";
+  }
+
+ private:
+  // Relative paths: the current directory first, then $FLEETSIM_DATA_DIR (the scenario file's
+  // own directory is not known down here). Empty when neither holds the file.
+  static std::string resolve(const std::string& file) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) return file;
+    if (fs::path(file).is_absolute()) return {};
+    if (const char* dir = std::getenv("FLEETSIM_DATA_DIR"); dir && *dir) {
+      const fs::path p = fs::path(dir) / file;
+      if (fs::is_regular_file(p, ec)) return p.string();
+    }
+    return {};
+  }
+
+  static std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) {
+      const auto b = cell.find_first_not_of(" \t\r\"");
+      const auto e = cell.find_last_not_of(" \t\r\"");
+      out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
+    }
+    if (!line.empty() && line.back() == ',') out.emplace_back();
+    return out;
+  }
+
+  void load(const YAML::Node& node, const YamlWhere& where) {
+    std::ifstream in(path_);
+    if (!in) throw ScenarioError(where.child("file").at(node["file"]) + ": cannot read " + path_);
+    std::string line;
+    if (!std::getline(in, line)) {
+      throw ScenarioError(where.child("file").at(node["file"]) + ": " + path_ +
+                          ": empty file (expected a header row)");
+    }
+    const std::vector<std::string> header = split(line);
+    const auto it = std::find(header.begin(), header.end(), column_);
+    if (it == header.end()) {
+      throw ScenarioError(where.child("column").at(node["column"]) + ": " + path_ +
+                          ":1: no column '" + column_ + "'; columns: " + join(header, ", "));
+    }
+    const auto col = static_cast<std::size_t>(it - header.begin());
+    for (int line_no = 2; std::getline(in, line); ++line_no) {
+      if (line.empty() || line == "\r") continue;
+      const std::vector<std::string> cells = split(line);
+      double v = 0;
+      const std::string cell = col < cells.size() ? cells[col] : std::string();
+      const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+      if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size() ||
+          !std::isfinite(v)) {
+        throw ScenarioError(path_ + ":" + std::to_string(line_no) + ": " + column_ +
+                            ": expected a number, got '" + cell + "' (" +
+                            where.child("file").at(node["file"]) + ")");
+      }
+      values_.push_back(v);
+    }
+    if (values_.empty()) {
+      throw ScenarioError(where.child("file").at(node["file"]) + ": " + path_ +
+                          ": no data rows under the header");
+    }
+  }
+
+  std::string path_;
+  std::string column_;
+  std::vector<double> values_;
+  double mean_ = 0;
+};
+
 struct Kind {
   ParamSpec spec;
   std::function<std::shared_ptr<const Distribution>(const Params&)> make;
+  // Kinds that read a file need the YAML node and its place for their error messages.
+  std::function<std::shared_ptr<const Distribution>(const Params&, const YAML::Node&,
+                                                    const YamlWhere&)>
+      make_at = nullptr;
 };
 
 const std::map<std::string, Kind>& kinds() {
@@ -140,6 +250,17 @@ const std::map<std::string, Kind>& kinds() {
       {"exponential",
        {with_bounds(ParamSpec().real("mean", 1, "mean", 1e-12)),
         [](const Params& p) { return std::make_shared<Exponential>(p); }}},
+      {"empirical",
+       {with_bounds(ParamSpec()
+                        .text("file", "",
+                              "CSV file with a header row; a relative path is looked up in the "
+                              "current directory, then in $FLEETSIM_DATA_DIR")
+                        .text("column", "num_prefill_tokens",
+                              "header name of the column whose values are drawn")),
+        nullptr,
+        [](const Params& p, const YAML::Node& node, const YamlWhere& where) {
+          return std::make_shared<Empirical>(p, node, where);
+        }}},
   };
   return k;
 }
@@ -184,7 +305,9 @@ std::shared_ptr<const Distribution> parse_distribution(const YAML::Node& node,
   }
   ParamSpec spec = it->second.spec;
   spec.text("dist", kind, "distribution kind", distribution_names());
-  return it->second.make(spec.resolve(node, where));
+  const Params params = spec.resolve(node, where);
+  if (it->second.make_at) return it->second.make_at(params, node, where);
+  return it->second.make(params);
 }
 
 std::int32_t sample_tokens(const Distribution& d, Rng& rng, std::int32_t min_value) {

@@ -55,8 +55,8 @@ std::string error_of(const std::string& yaml) {
 }
 
 TEST(Distribution, NamesAreTheRegisteredKinds) {
-  EXPECT_EQ(distribution_names(), (std::vector<std::string>{"constant", "exponential", "lognormal",
-                                                            "normal", "uniform"}));
+  EXPECT_EQ(distribution_names(), (std::vector<std::string>{"constant", "empirical", "exponential",
+                                                            "lognormal", "normal", "uniform"}));
 }
 
 TEST(Distribution, PlainNumberIsConstant) {
@@ -145,7 +145,8 @@ TEST(Distribution, UnknownKindListsTheValidKinds) {
   EXPECT_NE(msg.find("x.yaml:1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("workload.question_tokens.dist"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'gamma'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("constant, exponential, lognormal, normal, uniform"), std::string::npos)
+  EXPECT_NE(msg.find("constant, empirical, exponential, lognormal, normal, uniform"),
+            std::string::npos)
       << msg;
 }
 

@@ -54,7 +54,9 @@ EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
     : block_tokens_(epp_block_tokens(params.get_int("block_size_chars"),
                                      params.get_double("chars_per_token"))),
       max_blocks_(static_cast<std::int32_t>(params.get_int("max_prefix_blocks"))),
-      index_(params.get_int("lru_capacity_per_server")) {
+      index_(params.get_int("lru_capacity_per_server")),
+      precise_(params.get_string("prefix_source") == "precise"),
+      cached_(ctx.pod_names.size()) {
   const EppPluginArgs args{&params, &ctx};
   for (const auto& name : split_epp_list(params.get_string("filters"))) {
     filters_.push_back(make_epp_filter(name, args));
@@ -73,9 +75,24 @@ EppCycle EppPolicy::make_cycle(const Request& request, std::span<const PodState>
   EppCycle cycle;
   cycle.request = &request;
   cycle.pods = candidates;
+  cycle.prefix_score.assign(candidates.size(), 0.0);
+  if (precise_) {
+    // The engine's own block hashes of the prompt, matched against each pod's stored blocks.
+    const std::size_t blocks =
+        std::min<std::size_t>(request.block_hashes ? request.block_hashes->size() : 0,
+                              static_cast<std::size_t>(request.prompt_tokens /
+                                                       std::max(1, request.hash_block_size)));
+    if (blocks == 0) return cycle;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const auto& have = cached_[static_cast<size_t>(candidates[i].index)];
+      size_t m = 0;
+      while (m < blocks && have.count((*request.block_hashes)[m])) ++m;
+      cycle.prefix_score[i] = static_cast<double>(m) / static_cast<double>(blocks);
+    }
+    return cycle;
+  }
   const std::vector<BlockHash> hashes = prefix_hashes(request);
   const std::vector<std::int32_t> matched = index_.match(hashes);
-  cycle.prefix_score.assign(candidates.size(), 0.0);
   if (hashes.empty()) return cycle;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const auto pod = static_cast<size_t>(candidates[i].index);
@@ -126,8 +143,25 @@ int EppPolicy::pick(const Request& request, std::span<const PodState> candidates
   return candidates[picker_->pick(cycle, scored.kept, scored.totals)].index;
 }
 
+void EppPolicy::on_kv_events(int pod, std::span<const KvEvent> events) {
+  auto& have = cached_[static_cast<size_t>(pod)];
+  for (const KvEvent& e : events) {
+    switch (e.kind) {
+      case KvEventKind::kStored:
+        have.insert(e.hash);
+        break;
+      case KvEventKind::kRemoved:
+        have.erase(e.hash);
+        break;
+      case KvEventKind::kCleared:
+        have.clear();
+        break;
+    }
+  }
+}
+
 void EppPolicy::on_dispatched(const Request& request, int pod) {
-  if (pod < 0) return;
+  if (pod < 0 || precise_) return;
   const std::vector<BlockHash> hashes = prefix_hashes(request);
   index_.add(pod, hashes);
 }
@@ -173,6 +207,11 @@ ParamSpec epp_spec() {
                1, 1e9)
       .integer("lru_capacity_per_server", 31250,
                "blocks the index remembers per pod, LRU (GIE lruCapacityPerServer)", 1, 1e12)
+      .text("prefix_source", "approximate",
+            "where prefix scores come from: approximate (an index of routed prompts written at "
+            "dispatch, GIE's prefix plugin) or precise (each pod's true cache from its KV events, "
+            "llm-d's precise-prefix-cache scorer; delay: gateway.kv_event_delay_ms)",
+            {"approximate", "precise"})
       .real("affinity_threshold", 0.8,
             "prefix-cache-affinity-filter: keep pods whose prefix score (matched / prompt "
             "blocks) is at least this; all pods when none is (0: filter off)",

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <span>
+#include <unordered_set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,10 @@ class EppPolicy : public RoutingPolicy {
            const RouteContext& ctx) override;
   // GIE writes the index in PreRequest, for the pod the request is sent to.
   void on_dispatched(const Request& request, int pod) override;
+  // prefix_source: precise (llm-d's precise-prefix-cache scorer): the pods' true cache state,
+  // from their KV events, instead of the approximate index.
+  bool wants_kv_events() const override { return precise_; }
+  void on_kv_events(int pod, std::span<const KvEvent> events) override;
 
   // The prompt's prefix hashes as this EPP computes them.
   std::vector<BlockHash> prefix_hashes(const Request& request) const;
@@ -42,6 +47,8 @@ class EppPolicy : public RoutingPolicy {
   std::int32_t block_tokens_;
   std::int32_t max_blocks_;
   ApproxPrefixIndex index_;
+  bool precise_ = false;
+  std::vector<std::unordered_set<BlockHash>> cached_;  // per pod, from KV events
   std::vector<std::unique_ptr<EppFilter>> filters_;
   std::vector<std::pair<std::unique_ptr<EppScorer>, double>> scorers_;  // scorer, weight
   std::unique_ptr<EppPicker> picker_;

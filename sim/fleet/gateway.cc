@@ -45,6 +45,10 @@ const ParamSpec& gateway_spec() {
           .real("scrape_interval_ms", 0,
                 "engine metrics (queue, running, KV use) the router reads are scraped this "
                 "often; 0 = live",
+                0)
+          .real("kv_event_delay_ms", 5,
+                "a pod's KV events (block stored / removed) reach a precise-prefix router after "
+                "this: publish per engine step, ZMQ hop, indexer",
                 0);
   return spec;
 }
@@ -68,6 +72,7 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.fallback_policy = p.get_string("fallback_policy");
   c.endpoint_watch_delay = ms_to_ns(p.get_double("endpoint_watch_delay_ms"));
   c.scrape_interval = ms_to_ns(p.get_double("scrape_interval_ms"));
+  c.kv_event_delay = ms_to_ns(p.get_double("kv_event_delay_ms"));
   return c;
 }
 
@@ -90,6 +95,9 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
       extra_latency_(pods.size(), 0) {}
 
 void Gateway::start() {
+  if (policy_->wants_kv_events()) {
+    for (auto& p : pods_) p->publish_kv_events();
+  }
   if (config_.probe_interval > 0) {
     for (size_t i = 0; i < pods_.size(); ++i) {
       const TimeNs phase =
@@ -240,6 +248,12 @@ void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
   loop_.cancel(it->second.timeout);
   it->second.timeout = loop_.schedule_in(config_.request_timeout,
                                          [this, r, pod] { finish(r, pod, Outcome::kMidStream); });
+}
+
+void Gateway::on_pod_kv_events(int pod, std::vector<KvEvent> events) {
+  loop_.schedule_background_in(config_.kv_event_delay, [this, pod, ev = std::move(events)] {
+    policy_->on_kv_events(pod, ev);
+  });
 }
 
 void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {

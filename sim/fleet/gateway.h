@@ -37,6 +37,7 @@ struct GatewayConfig {
   std::string fallback_policy = "round_robin";
   TimeNs endpoint_watch_delay = 0;  // a deleted or new pod reaches the picker after this
   TimeNs scrape_interval = 0;       // engine metrics the router reads are this stale (0 = live)
+  TimeNs kv_event_delay = 0;        // a pod's KV events reach the router after this
 };
 
 // The gateway section of a scenario (scenario-wide, overridable per arm).
@@ -68,6 +69,7 @@ class Gateway : public PodListener {
   void on_pod_finished(const RequestPtr& r, int pod) override;
   void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) override;
   void on_pod_stalled(const RequestPtr& r, int pod) override;
+  void on_pod_kv_events(int pod, std::vector<KvEvent> events) override;
 
   const RoutingPolicy& policy() const { return *policy_; }
   bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }

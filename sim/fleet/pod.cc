@@ -105,9 +105,19 @@ void Pod::start_step() {
   step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
 }
 
+void Pod::publish_kv_events() {
+  publish_events_ = true;
+  engine_->set_kv_event_log(&events_);
+}
+
 void Pod::end_step() {
   if (share_) --share_->busy;
   const StepOutcome out = engine_->finish_step(current_);
+  // Blocks were stored when this step was scheduled; vLLM publishes them once per step.
+  if (publish_events_ && !events_.empty()) {
+    listener_->on_pod_kv_events(index_, std::move(events_));
+    events_.clear();
+  }
   for (Sequence* s : out.first_tokens) {
     streamed_.push_back(s->request->id);
     listener_->on_pod_first_token(s->request, index_);
@@ -149,6 +159,11 @@ void Pod::restart(TimeNs load_time) {
   // A new process: empty KV cache, counters from zero.
   retired_ = counters();
   engine_ = std::make_unique<Engine>(config_.engine, config_.num_blocks);
+  if (publish_events_) {
+    events_.clear();
+    engine_->set_kv_event_log(&events_);
+    listener_->on_pod_kv_events(index_, {KvEvent{KvEventKind::kCleared, 0}});
+  }
   const std::uint64_t epoch = epoch_;
   loop_.schedule_in(load_time, [this, epoch] {
     if (epoch == epoch_ && health_ == PodHealth::kLoading) health_ = PodHealth::kUp;

@@ -39,6 +39,8 @@ class PodListener {
   virtual void on_pod_finished(const RequestPtr& r, int pod) = 0;
   // The pod could not serve the request (refused it, or died while serving it).
   virtual void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) = 0;
+  // A batch of the pod's KV events (only when publishing is on).
+  virtual void on_pod_kv_events(int pod, std::vector<KvEvent> events) = 0;
   // The pod went silent in the middle of streaming this request (its node vanished).
   virtual void on_pod_stalled(const RequestPtr& r, int pod) = 0;
 };
@@ -57,6 +59,8 @@ class Pod {
   // The gateway that relays this pod's answers; set before the first request arrives.
   void set_listener(PodListener* listener) { listener_ = listener; }
   void set_gpu_share(std::shared_ptr<GpuShare> share) { share_ = std::move(share); }
+  // Publish KV events (vLLM --kv-events-config) after every engine step.
+  void publish_kv_events();
 
   // A request reaches the pod's API server.
   void receive(RequestPtr r);
@@ -101,6 +105,8 @@ class Pod {
   std::uint64_t epoch_ = 0;
   // Requests past the API stage that already streamed their first token.
   std::vector<std::int64_t> streamed_;
+  bool publish_events_ = false;
+  std::vector<KvEvent> events_;
 };
 
 }  // namespace fleetsim

@@ -61,15 +61,13 @@ class AgentSessions : public Workload {
     if (it == active_.end()) return;
     Session& s = *it->second;
     s.history.push_back(s.pending_action);
-    const bool last = s.step >= s.steps;
-    const TimeNs latency = ms_to_ns(std::max(0.0, tool_latency_->sample(tool_rng_)));
-    if (last) {
-      active_.erase(it);
-      // The next session takes the slot (after this session's final answer, no tool runs).
-      start_next_session();
+    if (s.step >= s.steps) {
+      // The final answer: no tool runs, the next session takes the slot.
+      end_session(it);
       return;
     }
     // The tool runs, then its output joins the context and the agent calls the model again.
+    const TimeNs latency = ms_to_ns(std::max(0.0, tool_latency_->sample(tool_rng_)));
     const std::int64_t id = s.id;
     ctx_.loop->schedule_in(latency, [this, id] { send_step(id); });
   }
@@ -92,13 +90,20 @@ class AgentSessions : public Workload {
     if (sys > 0) {
       s->history.push_back(Segment{content_id(kSystem, shared_system_ ? kShared : sid, 0), sys});
     }
-    s->history.push_back(Segment{content_id(kTask, sid, 0), sample_tokens(*task_, s->rng)});
+    const std::int32_t task = sample_tokens(*task_, s->rng, 0);
+    if (task > 0) s->history.push_back(Segment{content_id(kTask, sid, 0), task});
     active_.emplace(id, std::move(s));
     send_step(id);
   }
 
+  void end_session(std::map<std::int64_t, std::unique_ptr<Session>>::iterator it) {
+    active_.erase(it);
+    start_next_session();
+  }
+
   void send_step(std::int64_t id) {
-    Session& s = *active_.at(id);
+    auto it = active_.find(id);
+    Session& s = *it->second;
     const auto sid = static_cast<std::uint64_t>(id);
     if (s.step > 0) {
       // The tool's output of the previous step joins the context.
@@ -106,8 +111,14 @@ class AgentSessions : public Workload {
       s.history.push_back(
           Segment{content_id(kToolOutput, sid, step), sample_tokens(*tool_output_, s.rng)});
     }
-    ++s.step;
     const std::int32_t action = sample_tokens(*action_, s.rng);
+    // A context that would outgrow the model's window ends the session (an agent framework
+    // stops or summarizes there); the first call is always sent.
+    if (s.step > 0 && max_context_ > 0 && total_tokens(s.history) + action > max_context_) {
+      end_session(it);
+      return;
+    }
+    ++s.step;
     s.pending_action =
         Segment{content_id(kAction, sid, static_cast<std::uint64_t>(s.step)), action};
     Request r;
@@ -118,8 +129,6 @@ class AgentSessions : public Workload {
     r.prompt_tokens = total_tokens(s.history);
     r.output_tokens = action;
     r.output_content_id = s.pending_action.content_id;
-    // A context that would outgrow the model's window ends the session after this step.
-    if (max_context_ > 0 && r.prompt_tokens + action >= max_context_) s.steps = s.step;
     tagger_.tag(r, ctx_.loop->now());
     ctx_.submit(std::move(r));
   }

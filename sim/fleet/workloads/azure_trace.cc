@@ -17,9 +17,7 @@ const WorkloadRegistrar kRegistrar(
       TraceReadOptions o;
       o.skip_bad_lines = p.get_bool("skip_bad_lines");
       const Trace trace = read_azure_trace(resolve_data_path(p.get_string("file")), o);
-      report_skipped_lines(trace);
-      return std::make_unique<ReplayWorkload>(
-          ctx, apply_replay(trace.requests, replay_options_from(p)), RequestTagger(p, ctx.seed));
+      return make_trace_replay(p, ctx, trace);
     });
 
 }  // namespace

@@ -28,9 +28,7 @@ const WorkloadRegistrar kRegistrar(
       o.default_max_tokens = static_cast<std::int32_t>(p.get_int("default_max_tokens"));
       o.interval_ms = p.get_double("interval_ms");
       const Trace trace = read_openai_chat_trace(resolve_data_path(p.get_string("file")), o);
-      report_skipped_lines(trace);
-      return std::make_unique<ReplayWorkload>(
-          ctx, apply_replay(trace.requests, replay_options_from(p)), RequestTagger(p, ctx.seed));
+      return make_trace_replay(p, ctx, trace);
     });
 
 }  // namespace

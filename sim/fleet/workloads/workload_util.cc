@@ -331,4 +331,18 @@ void report_skipped_lines(const Trace& trace) {
                trace.lines_read, trace.first_skipped);
 }
 
+std::unique_ptr<Workload> make_trace_replay(const Params& p, const WorkloadContext& ctx,
+                                            const Trace& trace) {
+  report_skipped_lines(trace);
+  const ReplayOptions o = replay_options_from(p);
+  std::vector<Request> requests = apply_replay(trace.requests, o);
+  if (requests.empty()) {
+    std::ostringstream os;
+    os << "workload.start_s/end_s: no request of " << trace.path << " in the window [" << o.start_s
+       << " s, " << (o.end_s > 0 ? std::to_string(o.end_s) + " s" : "end") << ")";
+    throw ScenarioError(os.str());
+  }
+  return std::make_unique<ReplayWorkload>(ctx, std::move(requests), RequestTagger(p, ctx.seed));
+}
+
 }  // namespace fleetsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -119,5 +120,9 @@ ParamSpec trace_replay_spec(const std::string& file_help);
 ReplayOptions replay_options_from(const Params& p);
 // Warns (spdlog) about skipped lines, with the count and the first one's message.
 void report_skipped_lines(const Trace& trace);
+// The replay workload of a trace as read: warns about skipped lines, applies the replay options
+// of `p`, and fails (ScenarioError) when the window leaves no request.
+std::unique_ptr<Workload> make_trace_replay(const Params& p, const WorkloadContext& ctx,
+                                            const Trace& trace);
 
 }  // namespace fleetsim

@@ -1,0 +1,162 @@
+#include "models/trace_azure.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+#include <vector>
+
+#include "models/conversation.h"
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant,
+// "chrono-Compatible Low-Level Date Algorithms", days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, std::int64_t m, std::int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const std::int64_t yoe = y - era * 400;
+  const std::int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+std::vector<std::string_view> split_csv(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    std::string_view cell =
+        line.substr(start, comma == std::string_view::npos ? line.npos : comma - start);
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '"')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '"')) cell.remove_suffix(1);
+    out.push_back(cell);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::int64_t parse_count(std::string_view cell, const std::string& field, std::int64_t min_value) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) {
+    throw TraceLineError(field, "expected an integer, got '" + std::string(cell) + "'");
+  }
+  if (v < min_value || v > 1'000'000'000) {
+    throw TraceLineError(field, "expected an integer in [" + std::to_string(min_value) +
+                                    ", 1e9], got " + std::to_string(v));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::int64_t parse_datetime_ns(std::string_view text) {
+  auto fail = [&]() -> std::int64_t {
+    throw TraceLineError(
+        "TIMESTAMP",
+        "expected a datetime 'YYYY-MM-DD HH:MM:SS[.fraction]', got '" + std::string(text) + "'");
+  };
+  auto digits = [&](std::size_t pos, std::size_t n, std::int64_t& out) {
+    if (pos + n > text.size()) return false;
+    out = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  if (text.size() < 19 || !digits(0, 4, y) || text[4] != '-' || !digits(5, 2, mo) ||
+      text[7] != '-' || !digits(8, 2, d) || (text[10] != ' ' && text[10] != 'T') ||
+      !digits(11, 2, h) || text[13] != ':' || !digits(14, 2, mi) || text[16] != ':' ||
+      !digits(17, 2, s)) {
+    return fail();
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return fail();
+  std::int64_t frac_ns = 0;
+  std::size_t pos = 19;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    std::int64_t scale = 100'000'000;
+    const std::size_t first = pos;
+    for (; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos) {
+      frac_ns += (text[pos] - '0') * scale;  // digits past the 9th are below a nanosecond
+      scale /= 10;
+    }
+    if (pos == first) return fail();
+  }
+  if (pos < text.size() && text[pos] == 'Z') ++pos;
+  if (pos != text.size()) return fail();
+  const std::int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+  return secs * kNsPerSec + frac_ns;
+}
+
+Trace read_azure_trace(const std::string& path, const TraceReadOptions& options) {
+  Trace trace;
+  std::size_t col_ts = 0, col_ctx = 0, col_gen = 0, num_cols = 0;
+  bool have_header = false;
+  std::int64_t t0 = 0, previous = INT64_MIN;
+  read_trace_lines(path, options, trace, [&](std::int64_t line_no, std::string_view text) {
+    const std::vector<std::string_view> cells = split_csv(text);
+    if (!have_header) {
+      // The header is not a request: a bad one is always an error, even when skipping lines.
+      auto find = [&](const char* name) {
+        const auto it = std::find(cells.begin(), cells.end(), name);
+        if (it == cells.end()) {
+          std::string names;
+          for (auto c : cells) names += (names.empty() ? "" : ", ") + std::string(c);
+          throw TraceError(path + ":" + std::to_string(line_no) + ": " + name +
+                           ": missing column in the header (expected TIMESTAMP, ContextTokens, "
+                           "GeneratedTokens; found " +
+                           names + ")");
+        }
+        return static_cast<std::size_t>(it - cells.begin());
+      };
+      col_ts = find("TIMESTAMP");
+      col_ctx = find("ContextTokens");
+      col_gen = find("GeneratedTokens");
+      num_cols = cells.size();
+      have_header = true;
+      --trace.lines_read;  // not a request line
+      return;
+    }
+    if (cells.size() != num_cols) {
+      // Name the first column the short row lacks (a truncated line), else the row as a whole.
+      std::string field = "<csv>";
+      for (const auto& [col, name] :
+           {std::pair{col_ts, "TIMESTAMP"}, std::pair{col_ctx, "ContextTokens"},
+            std::pair{col_gen, "GeneratedTokens"}}) {
+        if (col >= cells.size()) {
+          field = name;
+          break;
+        }
+      }
+      throw TraceLineError(field, "expected " + std::to_string(num_cols) + " columns, got " +
+                                      std::to_string(cells.size()));
+    }
+    const std::int64_t t = parse_datetime_ns(cells[col_ts]);
+    const std::int64_t ctx = parse_count(cells[col_ctx], "ContextTokens", 1);
+    const std::int64_t gen = parse_count(cells[col_gen], "GeneratedTokens", 1);
+    if (t < previous) {
+      throw TraceLineError("TIMESTAMP",
+                           "timestamps must not go back: " + std::string(cells[col_ts]) +
+                               " is earlier than an earlier line's");
+    }
+    previous = t;
+    if (trace.requests.empty()) t0 = t;
+    const auto line = static_cast<std::uint64_t>(line_no);
+    Request r;
+    r.prompt = {Segment{content_id(kTracePromptContent, line, 0), static_cast<std::int32_t>(ctx)}};
+    r.prompt_tokens = static_cast<std::int32_t>(ctx);
+    r.output_tokens = static_cast<std::int32_t>(gen);
+    r.output_content_id = content_id(kTraceOutputContent, line, 0);
+    r.arrival = t - t0;
+    trace.requests.push_back(std::move(r));
+  });
+  return trace;
+}
+
+}  // namespace fleetsim

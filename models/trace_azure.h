@@ -1,0 +1,23 @@
+// Reader of the Azure LLM inference traces (Azure/AzurePublicDataset :
+// AzureLLMInferenceDataset2023.md; data/AzureLLMInferenceTrace_{conv,code}.csv, the Splitwise
+// ISCA'24 traces): CSV with a header row naming TIMESTAMP, ContextTokens, GeneratedTokens.
+// Timestamps are datetimes ("2023-11-16 18:15:46.6805900"); arrivals are offsets from the first.
+// The trace carries no content or session data, so every request's prompt is content of its
+// own (no prefix sharing between requests).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "models/trace_common.h"
+
+namespace fleetsim {
+
+Trace read_azure_trace(const std::string& path, const TraceReadOptions& options = {});
+
+// "YYYY-MM-DD HH:MM:SS[.fraction]" (or with 'T') as nanoseconds since 1970-01-01 (UTC; the
+// trace's zone does not matter for offsets). Throws TraceLineError("TIMESTAMP", ...) otherwise.
+std::int64_t parse_datetime_ns(std::string_view text);
+
+}  // namespace fleetsim

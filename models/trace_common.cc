@@ -1,0 +1,217 @@
+#include "models/trace_common.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+std::string resolve_data_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw TraceError("trace file: no path given (set the workload's 'file')");
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  const char* dir = std::getenv("FLEETSIM_DATA_DIR");
+  if (!fs::path(path).is_absolute() && dir != nullptr && *dir != '\0') {
+    const fs::path p = fs::path(dir) / path;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  throw TraceError(path + ": cannot open the trace file (looked in the current directory " +
+                   fs::current_path(ec).string() +
+                   (dir != nullptr ? std::string(" and FLEETSIM_DATA_DIR=") + dir
+                                   : std::string("; FLEETSIM_DATA_DIR is not set")) +
+                   ")");
+}
+
+void read_trace_lines(const std::string& path, const TraceReadOptions& options, Trace& trace,
+                      const std::function<void(std::int64_t, std::string_view)>& parse) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open the trace file");
+  trace.path = path;
+  std::string line;
+  std::int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    // getline stops at end of file without a line break only on the last line.
+    const bool unterminated = in.eof();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    ++trace.lines_read;
+    try {
+      parse(line_no, line);
+    } catch (const TraceLineError& e) {
+      std::string msg = path + ":" + std::to_string(line_no) + ": " + e.field() + ": " + e.what();
+      if (unterminated) msg += " (truncated last line: no line break at the end of the file)";
+      if (!options.skip_bad_lines) throw TraceError(msg);
+      if (trace.skipped_lines++ == 0) trace.first_skipped = msg;
+    }
+  }
+  if (trace.lines_read == 0) throw TraceError(path + ": empty trace: no requests");
+  if (trace.requests.empty()) {
+    throw TraceError(path + ": no valid requests; all " + std::to_string(trace.skipped_lines) +
+                     " lines were bad, the first: " + trace.first_skipped);
+  }
+}
+
+nlohmann::json parse_json_line(std::string_view text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TraceLineError("<json>", std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw TraceLineError("<json>", "expected a JSON object per line");
+  return j;
+}
+
+bool json_has(const nlohmann::json& obj, const char* field) {
+  const auto it = obj.find(field);
+  return it != obj.end() && !it->is_null();
+}
+
+const nlohmann::json& json_field(const nlohmann::json& obj, const char* field) {
+  const auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) throw TraceLineError(field, "missing field");
+  return *it;
+}
+
+namespace {
+std::string type_of(const nlohmann::json& v) {
+  return v.is_string() ? "a string '" + v.get<std::string>() + "'" : std::string(v.type_name());
+}
+}  // namespace
+
+double json_number(const nlohmann::json& obj, const char* field, double min_value) {
+  const nlohmann::json& v = json_field(obj, field);
+  if (!v.is_number()) throw TraceLineError(field, "expected a number, got " + type_of(v));
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x < min_value) {
+    std::ostringstream os;
+    os << "expected a number >= " << min_value << ", got " << v.dump();
+    throw TraceLineError(field, os.str());
+  }
+  return x;
+}
+
+std::int64_t json_int(const nlohmann::json& obj, const char* field, std::int64_t min_value) {
+  const nlohmann::json& v = json_field(obj, field);
+  if (!v.is_number_integer()) {
+    throw TraceLineError(field, "expected an integer, got " + type_of(v));
+  }
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw TraceLineError(field, "integer too large: " + v.dump());
+  }
+  const auto x = v.get<std::int64_t>();
+  if (x < min_value || x > std::numeric_limits<std::int32_t>::max()) {
+    throw TraceLineError(
+        field, "expected an integer >= " + std::to_string(min_value) + ", got " + v.dump());
+  }
+  return x;
+}
+
+std::uint64_t json_uint64(const nlohmann::json& v, const std::string& field) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  }
+  if (v.is_string()) {
+    // 64-bit ids may be written as strings for tools whose JSON numbers are doubles (jq, JS).
+    const std::string s = v.get<std::string>();
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const std::string digits = hex ? s.substr(2) : s;
+    const bool valid = !digits.empty() && std::all_of(digits.begin(), digits.end(), [&](char c) {
+      return hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0
+                 : std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    if (valid && digits.size() <= (hex ? 16u : 20u)) {
+      errno = 0;
+      const unsigned long long x = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
+      if (errno == 0) return x;
+    }
+  }
+  throw TraceLineError(field,
+                       "expected an unsigned 64-bit id (a number or a decimal/0x string), "
+                       "got " +
+                           v.dump());
+}
+
+std::string json_string(const nlohmann::json& obj, const char* field) {
+  const nlohmann::json& v = json_field(obj, field);
+  if (!v.is_string()) throw TraceLineError(field, "expected a string, got " + type_of(v));
+  return v.get<std::string>();
+}
+
+void check_monotonic(double timestamp_ms, double& previous_ms, const char* field) {
+  if (timestamp_ms < previous_ms) {
+    std::ostringstream os;
+    os << "timestamps must not go back: " << timestamp_ms << " ms after " << previous_ms
+       << " ms on an earlier line";
+    throw TraceLineError(field, os.str());
+  }
+  previous_ms = timestamp_ms;
+}
+
+namespace {
+
+std::uint64_t salted(std::uint64_t id, std::uint64_t copy) {
+  const std::uint64_t key[2] = {id, copy};
+  return XXH3_64bits(key, sizeof key);
+}
+
+}  // namespace
+
+std::vector<Request> apply_replay(const std::vector<Request>& requests,
+                                  const ReplayOptions& options) {
+  if (!(options.time_scale > 0)) throw InternalError("replay time_scale must be positive");
+  const TimeNs start = sec_to_ns(options.start_s);
+  const TimeNs end = options.end_s > 0 ? sec_to_ns(options.end_s) : INT64_MAX;
+  std::vector<Request> window;
+  std::int64_t max_conversation = -1;
+  for (const Request& r : requests) {
+    if (r.arrival < start || r.arrival >= end) continue;
+    Request c = r;
+    c.arrival = static_cast<TimeNs>(
+        std::llround(static_cast<double>(r.arrival - start) * options.time_scale));
+    max_conversation = std::max(max_conversation, c.conversation);
+    window.push_back(std::move(c));
+  }
+  std::vector<Request> out;
+  if (window.empty()) return out;
+  const auto n = static_cast<TimeNs>(window.size());
+  const TimeNs first = window.front().arrival;
+  const TimeNs last = window.back().arrival;
+  // One mean inter-arrival gap between copies, so a copy does not land on its predecessor's
+  // last request; a single request repeats once a second.
+  const TimeNs gap = n > 1 ? std::max<TimeNs>(1, (last - first) / (n - 1)) : kNsPerSec;
+  const TimeNs period = last + gap;
+  const std::int64_t cap = options.max_requests > 0 ? options.max_requests : INT64_MAX;
+  for (std::int32_t copy = 0; copy < std::max(1, options.loop); ++copy) {
+    for (const Request& r : window) {
+      if (static_cast<std::int64_t>(out.size()) >= cap) return out;
+      Request c = r;
+      c.arrival = r.arrival + period * copy;
+      if (copy > 0 && !options.loop_same_content) {
+        const auto k = static_cast<std::uint64_t>(copy);
+        for (Segment& s : c.prompt) s.content_id = salted(s.content_id, k);
+        c.output_content_id = salted(c.output_content_id, k);
+        if (c.conversation >= 0) c.conversation += (max_conversation + 1) * copy;
+        if (!c.session.empty()) c.session += "#" + std::to_string(copy);
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,98 @@
+// What every trace reader shares: finding the file, reading it line by line with errors that name
+// the file, line and field (or skipping bad lines and counting them), JSON field accessors, and
+// the replay options (time scale, window, cap, loop) applied to whatever a reader produced.
+//
+// Readers are pure parsing: they turn a file into Requests whose `arrival` is the offset from the
+// trace's time 0. The workloads in sim/fleet/workloads/ put them on the clock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/request.h"
+
+namespace fleetsim {
+
+struct TraceReadOptions {
+  // Skip lines that cannot be read (and count them) instead of failing on the first one.
+  bool skip_bad_lines = false;
+};
+
+// A trace as read from a file.
+struct Trace {
+  std::string path;  // the file actually read
+  // In file order. arrival = the timestamp as an offset from the trace's time 0 (Mooncake and
+  // fleetsim JSONL timestamps already are offsets; datetimes count from the first request).
+  std::vector<Request> requests;
+  std::int64_t lines_read = 0;  // non-blank lines, good and bad
+  std::int64_t skipped_lines = 0;
+  std::string first_skipped;  // message of the first skipped line ("" when none)
+};
+
+// A problem with one field of one line; the line reader adds the file and line number.
+class TraceLineError : public std::runtime_error {
+ public:
+  TraceLineError(std::string field, const std::string& what)
+      : std::runtime_error(what), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// The file a relative path names: as given (relative to the current directory) when it exists,
+// else under $FLEETSIM_DATA_DIR. Throws TraceError naming the path and where it looked.
+std::string resolve_data_path(const std::string& path);
+
+// Calls `parse(line_number, text)` for every non-blank line of `path` (line numbers from 1;
+// `text` without the line break). A TraceLineError from `parse` becomes a TraceError
+// "path:line: field: message" or, with skip_bad_lines, a skipped line counted in `trace`. A
+// last line with no line break that fails is reported as truncated. An empty file, or one whose
+// every line was bad, is an error either way.
+void read_trace_lines(const std::string& path, const TraceReadOptions& options, Trace& trace,
+                      const std::function<void(std::int64_t, std::string_view)>& parse);
+
+// JSON accessors for one line's object: each throws TraceLineError naming the field.
+nlohmann::json parse_json_line(std::string_view text);
+const nlohmann::json& json_field(const nlohmann::json& obj, const char* field);
+bool json_has(const nlohmann::json& obj, const char* field);
+double json_number(const nlohmann::json& obj, const char* field, double min_value);
+std::int64_t json_int(const nlohmann::json& obj, const char* field, std::int64_t min_value);
+std::uint64_t json_uint64(const nlohmann::json& v, const std::string& field);
+std::string json_string(const nlohmann::json& obj, const char* field);
+
+// Rejects a timestamp earlier than the previous good line's: replaying out of order would
+// reorder turns of a conversation.
+void check_monotonic(double timestamp_ms, double& previous_ms, const char* field);
+
+// Replay options shared by every trace reader.
+struct ReplayOptions {
+  double time_scale = 1.0;        // arrival = (offset - start) x time_scale; 0.5 = twice as fast
+  double start_s = 0;             // window on the trace's own offsets, [start_s, end_s)
+  double end_s = 0;               // 0 = to the end
+  std::int64_t max_requests = 0;  // 0 = all (after the window and the loop)
+  std::int32_t loop = 1;          // play the window this many times back to back
+  // Later copies of a looped trace get fresh content ids (new users with the same shapes), so a
+  // loop adds load without turning the second pass into cache hits. True repeats the content.
+  bool loop_same_content = false;
+};
+
+// Applies window, time scale, loop and cap, in that order. Time 0 of the result is start_s of
+// the trace; copy k of a loop starts one mean inter-arrival gap after copy k-1's last request.
+// Request order is kept.
+std::vector<Request> apply_replay(const std::vector<Request>& requests,
+                                  const ReplayOptions& options);
+
+// Content ids by kind, so no two readers (or generators) share content by accident.
+inline constexpr std::uint64_t kMooncakeBlockContent = 0x6d6f6f6e63616b65ULL;  // "mooncake"
+inline constexpr std::uint64_t kTracePromptContent = 0x7472616365707274ULL;    // "traceprt"
+inline constexpr std::uint64_t kTraceOutputContent = 0x74726163656f7574ULL;    // "traceout"
+inline constexpr std::uint64_t kChatMessageContent = 0x636861746d736721ULL;    // "chatmsg!"
+
+}  // namespace fleetsim
