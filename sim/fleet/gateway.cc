@@ -176,7 +176,15 @@ void Gateway::route(RequestPtr r) {
   }
 }
 
+std::vector<PolicyCounter> Gateway::counters() const {
+  return {{"routed_by_policy", static_cast<double>(routed_by_policy_)},
+          {"routed_by_fallback", static_cast<double>(routed_by_fallback_)},
+          {"picker_failures", static_cast<double>(picker_failures_)},
+          {"no_healthy_pod", static_cast<double>(no_pod_)}};
+}
+
 void Gateway::picker_failed(RequestPtr r, TimeNs after) {
+  ++picker_failures_;
   loop_.schedule_in(after, [this, r = std::move(r)]() mutable {
     if (config_.picker_failure_mode == PickerFailureMode::kFailClose) {
       finish(r, -1, Outcome::kNoPod503);
@@ -190,9 +198,11 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r) {
   const std::vector<PodState> pods = candidates();
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
+    ++no_pod_;
     finish(r, -1, Outcome::kNoPod503);
     return;
   }
+  ++(&policy == fallback_.get() ? routed_by_fallback_ : routed_by_policy_);
   if (pod >= static_cast<int>(pods_.size())) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +
                         std::to_string(pods_.size()));

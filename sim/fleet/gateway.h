@@ -75,6 +75,8 @@ class Gateway : public PodListener {
   bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }
   std::int32_t inflight(int pod) const { return inflight_[static_cast<size_t>(pod)]; }
   std::int64_t inflight_total() const;
+  // How requests were routed: by the policy (or picker), by the fail-open fallback, or refused.
+  std::vector<PolicyCounter> counters() const;
 
  private:
   struct Attempt {
@@ -111,6 +113,8 @@ class Gateway : public PodListener {
   std::map<std::int64_t, Attempt> attempts_;
   std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
   bool picker_up_ = true;
+  std::int64_t routed_by_policy_ = 0, routed_by_fallback_ = 0, picker_failures_ = 0;
+  std::int64_t no_pod_ = 0;
 };
 
 }  // namespace fleetsim

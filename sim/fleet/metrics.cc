@@ -23,6 +23,8 @@ void RecordCollector::on_arrival(const Request& r, TimeNs t) {
     return;
   }
   rec.measured = r.measured;
+  rec.tier = r.tier;
+  rec.slo_class = r.slo_class;
   rec.id = r.id;
   rec.conversation = r.conversation;
   rec.turn = r.turn;

@@ -26,6 +26,8 @@ struct RequestRecord {
   bool done = false;
   std::int32_t attempts = 0;
   bool measured = true;
+  std::string tier;
+  std::string slo_class;
 };
 
 // Collects one record per request from the observer signals.
@@ -96,6 +98,7 @@ struct ArmSummary {
   std::vector<PodSummary> per_pod;
   RoutingEvidence routing;
   std::vector<PolicyCounter> policy_counters;
+  std::vector<PolicyCounter> gateway_counters;
 };
 
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);

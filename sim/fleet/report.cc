@@ -55,6 +55,8 @@ nlohmann::json summary_json(const ArmSummary& s) {
   }
   nlohmann::json counters = nlohmann::json::object();
   for (const auto& c : s.policy_counters) counters[c.name] = rounded(c.value);
+  nlohmann::json gateway = nlohmann::json::object();
+  for (const auto& c : s.gateway_counters) gateway[c.name] = rounded(c.value);
   return {{"requests", s.requests},
           {"completed", s.completed},
           {"failed", s.failed},
@@ -73,7 +75,8 @@ nlohmann::json summary_json(const ArmSummary& s) {
             {"concentration_ratio_max", rounded(s.routing.concentration_ratio_max)},
             {"same_pod_as_previous_turn", rounded(s.routing.same_pod_as_previous_turn)},
             {"conversations_on_one_pod", rounded(s.routing.conversations_on_one_pod)}}},
-          {"policy_counters", counters}};
+          {"policy_counters", counters},
+          {"gateway_counters", gateway}};
 }
 
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
@@ -195,14 +198,15 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
-        "prompt_tokens,cached_tokens,output_tokens,status\n";
+        "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
       os << a.name << "," << q.id << "," << q.conversation << "," << q.turn << "," << q.pod << ","
          << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << "," << ns_to_ms(q.first_token)
          << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
-         << q.output_tokens << "," << outcome_name(q.outcome) << "\n";
+         << q.output_tokens << "," << outcome_name(q.outcome) << "," << q.attempts << ","
+         << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << "\n";
     }
   }
 }

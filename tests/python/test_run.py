@@ -1,0 +1,150 @@
+"""fleetsim.load / fleetsim.run: the same results as the CLI, in every shape Python reads them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fleetsim
+
+
+def test_cli_and_python_give_identical_json(cli, flagship, source_dir):
+    out = subprocess.run(
+        [str(cli), "run", str(flagship), "--format", "json"],
+        cwd=source_dir, check=True, capture_output=True, text=True,
+    ).stdout
+    result = fleetsim.run(flagship)
+    assert result.json == out  # byte for byte
+    assert result.summary == json.loads(out)
+
+
+def test_cli_and_python_agree_with_overrides(cli, flagship, source_dir):
+    sets = {"fleet.pods": 4, "arms.epp.params.tie_break": "rotation", "seed": 3}
+    args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+    out = subprocess.run(
+        [str(cli), "run", str(flagship), "--format", "json", *args],
+        cwd=source_dir, check=True, capture_output=True, text=True,
+    ).stdout
+    assert fleetsim.run(flagship, overrides=sets).json == out
+
+
+def test_summary_names_come_from_the_json_schema(flagship):
+    result = fleetsim.run(flagship)
+    summary = result.summary
+    assert set(summary) == {"scenario", "seed", "fleet", "arms"}
+    arm = summary["arms"][0]
+    assert arm["summary"] == result.arms[0].summary
+    for key in ("requests", "completed", "failed", "prefix_cache_reuse", "ttft_ms",
+                "warm_ttft_ms", "e2e_ms", "tpot_ms", "throughput_req_s", "per_pod"):
+        assert key in arm["summary"]
+    assert result.arms[0].measured == arm["measured"]
+    rows = result.summary_rows()
+    assert [r["arm"] for r in rows] == ["epp", "chwbl", "rr"]
+    assert rows[0]["ttft_ms_p50"] == arm["summary"]["ttft_ms"]["p50"]
+
+
+def test_requests_frame_matches_the_summary(flagship):
+    result = fleetsim.run(flagship)
+    df = result.requests
+    assert isinstance(df, pd.DataFrame)
+    assert list(df["arm"].cat.categories) == ["epp", "chwbl", "rr"]
+    assert df["status"].dtype.name == "category"
+    assert df["id"].dtype == np.int64 and df["arrival_ms"].dtype == np.float64
+    for arm in result.arms:
+        rows = df[(df["arm"] == arm.name) & df["measured"]]
+        s = arm.summary
+        assert len(rows) == s["requests"] == len(arm.requests) == len(rows[rows["attempts"] == 1])
+        assert (rows["status"] == "ok").sum() == s["completed"]
+        ok = rows[rows["status"] == "ok"]
+        for col, key in (("ttft_ms", "ttft_ms"), ("e2e_ms", "e2e_ms"), ("tpot_ms", "tpot_ms")):
+            values = ok[col].dropna().to_numpy()
+            for q in (50, 95, 99):
+                assert np.percentile(values, q) == pytest.approx(s[key][f"p{q}"], abs=1e-5)
+        warm = ok[ok["turn"] >= 2]["ttft_ms"].to_numpy()
+        assert np.percentile(warm, 50) == pytest.approx(s["warm_ttft_ms"]["p50"], abs=1e-5)
+        per_pod = rows.groupby("pod").size()
+        assert [int(per_pod.get(i, 0)) for i in range(3)] == [p["requests"] for p in s["per_pod"]]
+        cols = result.request_columns()
+        assert isinstance(cols["ttft_ms"], np.ndarray)
+
+
+def test_every_way_of_loading_gives_the_same_scenario(flagship, small_yaml):
+    import yaml
+
+    from_file = fleetsim.load(flagship)
+    from_str_path = fleetsim.load(str(flagship))
+    from_text = fleetsim.load(flagship.read_text())
+    from_dict = fleetsim.load(yaml.safe_load(flagship.read_text()))
+    expected = fleetsim.run(from_file).json
+    for s in (from_str_path, from_text, from_dict):
+        assert fleetsim.run(s).json == expected
+    assert from_file.label == str(flagship) and from_text.label == "<yaml>"
+    assert from_dict.label == "<dict>"
+    small = fleetsim.load(small_yaml)
+    assert small.pods == 3 and small.gpu == "L40S" and [a["name"] for a in small.arms] == ["rr", "chwbl"]
+
+
+def test_overrides_have_set_semantics(small_yaml):
+    base = fleetsim.load(small_yaml)
+    s = base.with_overrides({"fleet.pods": 2, "arms.chwbl.params.balance_factor": 1.5,
+                             "workload.question_tokens": {"dist": "constant", "value": 50},
+                             "fleet.server.enable_prefix_caching": False})
+    assert s.pods == 2
+    assert s.arms[1]["params"]["balance_factor"] == 1.5
+    assert s.server["enable_prefix_caching"] is False
+    assert s.overrides[0] == "fleet.pods=2"
+    assert base.pods == 3  # immutable
+    # A scenario rebuilt from its YAML text, label and overrides is the same scenario.
+    again = fleetsim.Scenario.from_yaml(s.yaml, s.label, s.overrides)
+    assert fleetsim.run(again).json == fleetsim.run(s).json
+
+
+def test_results_do_not_depend_on_threads(flagship):
+    assert fleetsim.run(flagship, threads=1).json == fleetsim.run(flagship, threads=0).json
+
+
+def test_unfinished_requests_when_the_horizon_cuts_the_run(small_yaml):
+    result = fleetsim.run(small_yaml, overrides={"sim.horizon_s": 2})
+    statuses = set(result.requests["status"].unique())
+    assert "unfinished" in statuses
+    unfinished = result.requests[result.requests["status"] == "unfinished"]
+    assert unfinished["finished_ms"].isna().all()
+
+
+def test_the_gil_is_released_while_a_run_runs(flagship):
+    scenario = fleetsim.load(flagship, {"workload.conversations": 300})
+    started = time.perf_counter()
+    fleetsim.run(scenario, threads=1)
+    alone = time.perf_counter() - started
+    assert alone > 0.05, "the scenario is too small to tell"
+
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (fleetsim.run(scenario, threads=1), done.set()))
+    ticks = []
+    thread.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    thread.join()
+    gaps = np.diff(ticks)
+    # Had the run held the GIL, this thread would have stalled for the whole run.
+    assert len(ticks) > 5 and gaps.max() < 0.5 * alone, (len(ticks), gaps.max(), alone)
+
+
+def test_catalog(flagship):
+    assert {"epp", "chwbl", "round_robin"} <= {p["name"] for p in fleetsim.policies()}
+    assert "multi_turn_chat" in {w["name"] for w in fleetsim.workloads()}
+    assert "A100-80GB-PCIe" in {g["name"] for g in fleetsim.gpus()}
+    assert "Qwen3-32B-FP8" in {m["name"] for m in fleetsim.models()}
+    assert "affinity_threshold" in fleetsim.describe("epp")
+    assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
+    assert fleetsim.cost_model_params()
+    assert fleetsim.__version__
+    text = fleetsim.run(flagship).table()
+    assert text.startswith("scenario loxilb-3pod-long") and "(93.3)" in text

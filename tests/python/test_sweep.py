@@ -1,0 +1,100 @@
+"""fleetsim.sweep: one DataFrame, identical whether the points ran here, in local processes or
+on a Dask cluster."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import fleetsim
+
+GRID = {"fleet.pods": [2, 3], "workload.concurrency": [4, 8]}
+
+
+class FirstPod(fleetsim.RoutingPolicy):
+    """Sends everything to the lowest-index candidate (a policy only Python knows)."""
+
+    def pick(self, request, candidates, ctx):
+        return candidates[0].index
+
+
+fleetsim.register_policy("py_first_pod", FirstPod, "everything to the first pod (sweep test)")
+
+
+@pytest.fixture(scope="module")
+def in_process(small_yaml):
+    return fleetsim.sweep(small_yaml, GRID, max_workers=1)
+
+
+def test_the_frame(in_process, small_yaml):
+    df = in_process
+    assert list(df.columns[:4]) == ["fleet.pods", "workload.concurrency", "arm", "policy"]
+    assert len(df) == 4 * 2  # points x arms
+    assert {"ttft_ms_p50", "ttft_ms_p95", "warm_ttft_ms_p99", "throughput_req_s",
+            "prefix_cache_reuse", "completed"} <= set(df.columns)
+    # Grid order, first path slowest, then arm order.
+    assert df["fleet.pods"].tolist() == [2, 2, 2, 2, 3, 3, 3, 3]
+    assert df["workload.concurrency"].tolist() == [4, 4, 8, 8, 4, 4, 8, 8]
+    assert df["arm"].tolist() == ["rr", "chwbl"] * 4
+    # Each row is what a single run of that point gives.
+    one = fleetsim.run(small_yaml, overrides={"fleet.pods": 3, "workload.concurrency": 8})
+    row = df[(df["fleet.pods"] == 3) & (df["workload.concurrency"] == 8) & (df["arm"] == "rr")]
+    assert row["ttft_ms_p95"].item() == one.arm("rr").summary["ttft_ms"]["p95"]
+
+
+def test_local_processes_give_the_same_frame(in_process, small_yaml):
+    pd.testing.assert_frame_equal(fleetsim.sweep(small_yaml, GRID, max_workers=2), in_process)
+
+
+def test_arm_metrics_are_computed_where_the_point_ran(small_yaml):
+    def ok_requests(arm):
+        return {"ok_requests": int((arm.requests["status"] == "ok").sum())}
+
+    here = fleetsim.sweep(small_yaml, {"fleet.pods": [1, 2]}, max_workers=1, arm_metrics=ok_requests)
+    there = fleetsim.sweep(small_yaml, {"fleet.pods": [1, 2]}, max_workers=2,
+                           arm_metrics=lambda arm: {"ok_requests": int((arm.requests["status"] == "ok").sum())})
+    pd.testing.assert_frame_equal(here, there)
+    assert (here["ok_requests"] == here["completed"]).all()
+
+
+def test_a_policy_class_defined_in_a_function_travels_by_value(small_yaml):
+    class LastPod(fleetsim.RoutingPolicy):  # not importable: pickled as its namespace
+        picks = 0
+
+        def pick(self, request, candidates, ctx):
+            LastPod.picks += 1  # refers to its own class
+            return candidates[-1].index
+
+    fleetsim.register_policy("py_last_pod", LastPod, "everything to the last pod (sweep test)")
+    overrides = {"arms.rr.policy": "py_last_pod"}
+    here = fleetsim.sweep(small_yaml, {"fleet.pods": [2, 3]}, max_workers=1, overrides=overrides)
+    there = fleetsim.sweep(small_yaml, {"fleet.pods": [2, 3]}, max_workers=2, overrides=overrides)
+    pd.testing.assert_frame_equal(here, there)
+    assert LastPod.picks == here[here["arm"] == "rr"]["requests"].sum()  # only here, in-process
+
+
+def test_a_bad_point_fails_before_anything_runs(small_yaml):
+    with pytest.raises(fleetsim.ScenarioError, match="fleet.pods"):
+        fleetsim.sweep(small_yaml, {"fleet.pods": [2, 0]})
+    with pytest.raises(ValueError, match="non-empty list"):
+        fleetsim.sweep(small_yaml, {"fleet.pods": []})
+
+
+def test_dask_cluster_gives_the_same_frame(in_process, small_yaml):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = fleetsim.sweep(small_yaml, GRID, client=client)
+        pd.testing.assert_frame_equal(on_dask, in_process)
+        # Per-arm metrics from the request records, computed on the workers.
+        with_metrics = fleetsim.sweep(small_yaml, GRID, client=client,
+                                      arm_metrics=lambda arm: {"rows": len(arm.requests)})
+        assert (with_metrics["rows"] == in_process["requests"]).all()
+        # A policy registered only in this process is shipped to the workers.
+        grid = {"fleet.pods": [2, 3]}
+        overrides = {"arms.rr.policy": "py_first_pod"}
+        here = fleetsim.sweep(small_yaml, grid, max_workers=1, overrides=overrides)
+        there = fleetsim.sweep(small_yaml, grid, client=client, overrides=overrides)
+        pd.testing.assert_frame_equal(there, here)
+        assert set(here["policy"]) == {"py_first_pod", "chwbl"}
