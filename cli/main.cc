@@ -17,6 +17,7 @@
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
+#include "sim/fleet/sweep.h"
 #include "sim/fleet/workload.h"
 
 #ifndef FLEETSIM_VERSION
@@ -70,6 +71,37 @@ int cmd_run(const RunOptions& o) {
     write_file(fs::path(o.out_dir) / "summary.csv", summary.str());
     write_file(fs::path(o.out_dir) / "requests.csv", requests.str());
     spdlog::info("wrote result.json, summary.csv, requests.csv to {}", o.out_dir);
+  }
+  return 0;
+}
+
+struct SweepOptions {
+  std::string scenario;
+  std::string format = "table";
+  std::string out_dir;
+  std::vector<std::string> vary;
+  std::vector<std::string> sets;
+  int threads = 0;
+};
+
+int cmd_sweep(const SweepOptions& o) {
+  std::vector<SweepAxis> axes;
+  for (const auto& v : o.vary) axes.push_back(parse_vary(v));
+  const SweepResult r = run_sweep(o.scenario, o.sets, axes, o.threads);
+  const std::string json = sweep_json(r).dump(2) + "\n";
+  if (o.format == "json") {
+    std::cout << json;
+  } else if (o.format == "csv") {
+    write_sweep_csv(std::cout, r);
+  } else {
+    write_sweep_table(std::cout, r);
+  }
+  if (!o.out_dir.empty()) {
+    fs::create_directories(o.out_dir);
+    write_file(fs::path(o.out_dir) / "sweep.json", json);
+    std::ostringstream csv;
+    write_sweep_csv(csv, r);
+    write_file(fs::path(o.out_dir) / "sweep.csv", csv.str());
   }
   return 0;
 }
@@ -142,6 +174,20 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
       ->check(CLI::NonNegativeNumber);
 
+  SweepOptions sweep;
+  CLI::App* sweep_cmd =
+      app.add_subcommand("sweep", "run every point of a grid of overrides (in parallel threads)");
+  sweep_cmd->add_option("scenario", sweep.scenario, "scenario YAML file")->required();
+  sweep_cmd->add_option("--vary", sweep.vary,
+                        "PATH=V1,V2,... or PATH=[V1, V2] (repeatable; default: the scenario's "
+                        "sweep: section)");
+  sweep_cmd->add_option("--set", sweep.sets, "override a field for every point: PATH=VALUE");
+  sweep_cmd->add_option("--format", sweep.format, "output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sweep_cmd->add_option("--out", sweep.out_dir, "also write sweep.json and sweep.csv here");
+  sweep_cmd->add_option("--threads", sweep.threads, "threads (0 = all cores); results do not depend on it")
+      ->check(CLI::NonNegativeNumber);
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list policies, workloads, GPUs or models");
   list_cmd->add_option("what", list_what, "policies | workloads | gpus | models")
@@ -156,6 +202,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {
     if (*run_cmd) return cmd_run(run);
+    if (*sweep_cmd) return cmd_sweep(sweep);
     if (*list_cmd) return cmd_list(list_what);
     if (*describe_cmd) return cmd_describe(describe_name);
   } catch (const InternalError& e) {

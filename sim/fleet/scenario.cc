@@ -203,7 +203,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
              {"name", "description", "seed", "fleet", "workload", "gateway", "client", "faults",
-              "arms", "sim", "measured"});
+              "arms", "sim", "measured", "sweep"});
 
   Scenario s;
   s.file = label;
@@ -249,6 +249,27 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     const ParamSpec sim_spec = ParamSpec().real(
         "horizon_s", 0, "stop the simulation at this time (0 = when the workload is done)", 0);
     s.horizon_s = sim_spec.resolve(root["sim"], w.child("sim")).get_double("horizon_s");
+  }
+
+  if (const YAML::Node sw = root["sweep"]; sw.IsDefined()) {
+    const YamlWhere sww = w.child("sweep");
+    check_keys(sw, sww, {"vary"});
+    const YAML::Node vary = sw["vary"];
+    if (!vary.IsMap()) throw ScenarioError(sww.child("vary").at(vary) + ": expected a map path -> [values]");
+    for (const auto& kv : vary) {
+      const std::string key = kv.first.as<std::string>();
+      if (!kv.second.IsSequence() || kv.second.size() == 0) {
+        throw ScenarioError(sww.child("vary").child(key).at(kv.second) +
+                            ": expected a non-empty list of values");
+      }
+      std::vector<std::string> values;
+      for (const auto& v : kv.second) {
+        YAML::Emitter out;
+        out << YAML::Flow << v;
+        values.emplace_back(out.c_str());
+      }
+      s.sweep.emplace_back(key, std::move(values));
+    }
   }
 
   if (const YAML::Node m = root["measured"]; m.IsDefined()) {

@@ -45,6 +45,8 @@ struct Scenario {
   // Measured figures to print beside the simulated ones: arm -> metric -> value.
   std::map<std::string, std::map<std::string, double>> measured;
   std::string measured_source;
+  // The scenario's own grid (`sweep: {vary: {path: [values]}}`), for `fleetsim sweep`.
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
 };
 
 // Loads a scenario file. `overrides` are "dotted.path=value" strings (--set).

@@ -105,6 +105,15 @@ def test_overrides_have_set_semantics(small_yaml):
     assert fleetsim.run(again).json == fleetsim.run(s).json
 
 
+def test_a_scenario_pickles_as_its_yaml_and_overrides(small_yaml):
+    import pickle
+
+    s = fleetsim.load(small_yaml, {"fleet.pods": 2})
+    again = pickle.loads(pickle.dumps(s))
+    assert (again.yaml, again.label, again.overrides) == (s.yaml, s.label, s.overrides)
+    assert fleetsim.run(again).json == fleetsim.run(s).json
+
+
 def test_results_do_not_depend_on_threads(flagship):
     assert fleetsim.run(flagship, threads=1).json == fleetsim.run(flagship, threads=0).json
 

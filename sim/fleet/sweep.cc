@@ -1,0 +1,153 @@
+#include "sim/fleet/sweep.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+
+namespace fleetsim {
+
+SweepAxis parse_vary(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw ScenarioError("--vary " + text +
+                        ": expected PATH=V1,V2,... (e.g. workload.concurrency=1,4,16)");
+  }
+  SweepAxis axis{text.substr(0, eq), {}};
+  const std::string values = text.substr(eq + 1);
+  if (values.front() == '[') {
+    YAML::Node list;
+    try {
+      list = YAML::Load(values);
+    } catch (const YAML::Exception& e) {
+      throw ScenarioError("--vary " + text + ": invalid YAML list: " + e.msg);
+    }
+    for (const auto& v : list) {
+      YAML::Emitter out;
+      out << YAML::Flow << v;
+      axis.second.emplace_back(out.c_str());
+    }
+  } else {
+    std::stringstream ss(values);
+    for (std::string v; std::getline(ss, v, ',');) {
+      if (!v.empty()) axis.second.push_back(v);
+    }
+  }
+  if (axis.second.empty()) throw ScenarioError("--vary " + text + ": no values");
+  return axis;
+}
+
+SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
+                      std::vector<SweepAxis> axes, int threads) {
+  const Scenario base = load_scenario(path, overrides);
+  if (axes.empty()) axes = base.sweep;
+  if (axes.empty()) {
+    throw ScenarioError(path + ": nothing to sweep; give --vary PATH=V1,V2 or a sweep: section");
+  }
+  SweepResult result;
+  result.scenario = base.name;
+  // The cartesian product, first axis outermost; each point is parsed with its overrides, so a
+  // bad value fails before anything runs, naming its path.
+  std::vector<std::vector<std::pair<std::string, std::string>>> grid = {{}};
+  for (const auto& [axis_path, values] : axes) {
+    std::vector<std::vector<std::pair<std::string, std::string>>> next;
+    for (const auto& point : grid) {
+      for (const auto& v : values) {
+        auto p = point;
+        p.emplace_back(axis_path, v);
+        next.push_back(std::move(p));
+      }
+    }
+    grid = std::move(next);
+  }
+  for (auto& point : grid) {
+    std::vector<std::string> sets = overrides;
+    for (const auto& [k, v] : point) sets.push_back(k + "=" + v);
+    SweepPoint sp;
+    sp.vary = point;
+    sp.scenario = load_scenario(path, sets);
+    result.points.push_back(std::move(sp));
+  }
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int n = std::min(threads <= 0 ? hw : threads, static_cast<int>(result.points.size()));
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(result.points.size());
+  auto work = [&] {
+    for (size_t i = next++; i < result.points.size(); i = next++) {
+      try {
+        result.points[i].result = run_scenario(result.points[i].scenario, 1);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return result;
+}
+
+nlohmann::json sweep_json(const SweepResult& r) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : r.points) {
+    nlohmann::json vary = nlohmann::json::object();
+    for (const auto& [k, v] : p.vary) vary[k] = v;
+    points.push_back({{"vary", vary}, {"arms", result_json(p.result, p.scenario)["arms"]}});
+  }
+  return {{"scenario", r.scenario}, {"points", points}};
+}
+
+void write_sweep_table(std::ostream& os, const SweepResult& r) {
+  if (r.points.empty()) return;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r.points.front().vary) keys.push_back(k);
+  os << "sweep " << r.scenario << " (" << r.points.size() << " points)\n";
+  os << std::left;
+  for (const auto& k : keys) os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
+  for (const auto& a : r.points.front().result.arms) {
+    os << std::setw(36) << (a.name + ": reuse% req/s TTFTp95ms");
+  }
+  os << "\n";
+  for (const auto& p : r.points) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      os << std::setw(static_cast<int>(std::max<size_t>(keys[i].size(), 8)) + 2) << p.vary[i].second;
+    }
+    for (const auto& a : p.result.arms) {
+      std::ostringstream cell;
+      cell << std::fixed << std::setprecision(1) << 100.0 * a.summary.prefix_cache_reuse << "  "
+           << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
+           << a.summary.ttft_ms.p95;
+      os << std::setw(36) << cell.str();
+    }
+    os << "\n";
+  }
+}
+
+void write_sweep_csv(std::ostream& os, const SweepResult& r) {
+  if (r.points.empty()) return;
+  for (const auto& [k, v] : r.points.front().vary) os << k << ",";
+  os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
+        "throughput_req_s,output_tokens_per_s\n";
+  for (const auto& p : r.points) {
+    for (const auto& a : p.result.arms) {
+      for (const auto& [k, v] : p.vary) os << v << ",";
+      const ArmSummary& s = a.summary;
+      os << a.name << "," << a.policy << "," << s.requests << "," << s.completed << "," << s.failed
+         << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50 << "," << s.ttft_ms.p95 << ","
+         << s.throughput_req_s << "," << s.output_tokens_per_s << "\n";
+    }
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,42 @@
+// Sweeps: every point of a grid of scenario overrides, run in parallel threads with results
+// identical to a serial run (each point is its own simulation, writing its own slot).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+
+namespace fleetsim {
+
+// One varied path and its values, as YAML scalars or flow values ("16", "{dist: ...}").
+using SweepAxis = std::pair<std::string, std::vector<std::string>>;
+
+// Parses "PATH=V1,V2,..." or "PATH=[V1, V2]" (a YAML flow list, for values with commas).
+SweepAxis parse_vary(const std::string& text);
+
+struct SweepPoint {
+  std::vector<std::pair<std::string, std::string>> vary;  // path -> value of this point
+  Scenario scenario;
+  RunResult result;
+};
+
+struct SweepResult {
+  std::string scenario;
+  std::vector<SweepPoint> points;
+};
+
+// The grid is the cartesian product of `axes` (first axis outermost); when `axes` is empty the
+// scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count.
+SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
+                      std::vector<SweepAxis> axes, int threads);
+
+nlohmann::json sweep_json(const SweepResult& r);
+void write_sweep_table(std::ostream& os, const SweepResult& r);
+void write_sweep_csv(std::ostream& os, const SweepResult& r);
+
+}  // namespace fleetsim

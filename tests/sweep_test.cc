@@ -1,0 +1,52 @@
+#include "sim/fleet/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/errors.h"
+#include "tests/test_util.h"
+
+namespace fleetsim {
+namespace {
+
+TEST(Sweep, ParsesVaryLists) {
+  const SweepAxis a = parse_vary("workload.concurrency=1,4,16");
+  EXPECT_EQ(a.first, "workload.concurrency");
+  EXPECT_EQ(a.second, (std::vector<std::string>{"1", "4", "16"}));
+  const SweepAxis b = parse_vary("workload.answer_tokens=[5, {dist: constant, value: 7}]");
+  ASSERT_EQ(b.second.size(), 2u);
+  EXPECT_EQ(b.second[1], "{dist: constant, value: 7}");
+  EXPECT_THROW(parse_vary("nope"), ScenarioError);
+  EXPECT_THROW(parse_vary("a="), ScenarioError);
+}
+
+TEST(Sweep, GridIsTheCartesianProductAndThreadsDoNotChangeIt) {
+  const std::string path = testing::source_path("scenarios/loxilb-3pod-long.yaml");
+  const std::vector<std::string> small = {"workload.conversations=6", "workload.turns=3"};
+  const std::vector<SweepAxis> axes = {parse_vary("fleet.pods=2,3"),
+                                       parse_vary("workload.concurrency=1,4")};
+  const SweepResult serial = run_sweep(path, small, axes, 1);
+  const SweepResult parallel = run_sweep(path, small, axes, 3);
+  ASSERT_EQ(serial.points.size(), 4u);
+  EXPECT_EQ(serial.points[1].vary[0].second, "2");
+  EXPECT_EQ(serial.points[1].vary[1].second, "4");
+  EXPECT_EQ(serial.points[1].scenario.fleet.pods, 2);
+  EXPECT_EQ(sweep_json(serial).dump(), sweep_json(parallel).dump());
+}
+
+TEST(Sweep, ScenarioGridIsUsedWithoutFlags) {
+  const SweepResult r = run_sweep(testing::source_path("scenarios/loxilb-3pod-sweep.yaml"),
+                                  {"workload.duration_s=5", "workload.warmup_s=2"}, {}, 2);
+  ASSERT_EQ(r.points.size(), 6u);
+  EXPECT_EQ(r.points.back().vary[0].second, "64");
+  // More streams, more throughput for the prefix-affine EPP.
+  EXPECT_GT(r.points.back().result.arms[0].summary.throughput_req_s,
+            r.points.front().result.arms[0].summary.throughput_req_s);
+}
+
+TEST(Sweep, NothingToSweepIsAnError) {
+  EXPECT_THROW(run_sweep(testing::source_path("scenarios/loxilb-3pod-long.yaml"), {}, {}, 1),
+               ScenarioError);
+}
+
+}  // namespace
+}  // namespace fleetsim
