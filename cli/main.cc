@@ -18,6 +18,7 @@
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 #include "sim/fleet/sweep.h"
+#include "sim/fleet/validate.h"
 #include "sim/fleet/workload.h"
 
 #ifndef FLEETSIM_VERSION
@@ -106,6 +107,41 @@ int cmd_sweep(const SweepOptions& o) {
   return 0;
 }
 
+struct ValidateOptions {
+  std::vector<std::string> files;
+  std::string format = "table";
+  std::string out_dir;
+  int threads = 0;
+};
+
+int cmd_validate(ValidateOptions o) {
+  if (o.files.empty()) {
+    for (const auto& e : fs::directory_iterator("validation")) {
+      if (e.path().extension() == ".yaml") o.files.push_back(e.path().string());
+    }
+    std::sort(o.files.begin(), o.files.end());
+    if (o.files.empty()) throw Error("no validation files given and none in ./validation");
+  }
+  const ValidationReport r = validate(o.files, o.threads);
+  std::string command = "fleetsim validate";
+  for (const auto& f : o.files) command += " " + f;
+  if (o.format == "json") {
+    std::cout << validation_json(r).dump(2) << "\n";
+  } else if (o.format == "markdown") {
+    write_validation_markdown(std::cout, r, command);
+  } else {
+    write_validation_table(std::cout, r);
+  }
+  if (!o.out_dir.empty()) {
+    fs::create_directories(o.out_dir);
+    write_file(fs::path(o.out_dir) / "validation.json", validation_json(r).dump(2) + "\n");
+    std::ostringstream md;
+    write_validation_markdown(md, r, command);
+    write_file(fs::path(o.out_dir) / "fidelity.md", md.str());
+  }
+  return r.all_ok() ? 0 : 1;
+}
+
 int cmd_list(const std::string& what) {
   if (what == "policies") {
     for (const auto& [name, e] : PolicyRegistry::instance().entries()) {
@@ -188,6 +224,17 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--threads", sweep.threads, "threads (0 = all cores); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
 
+  ValidateOptions val;
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate", "run the validation scenarios and compare every figure with its measurement; "
+                  "exit 1 when a tolerance is broken");
+  validate_cmd->add_option("files", val.files, "validation files (default: validation/*.yaml)");
+  validate_cmd->add_option("--format", val.format, "output format")
+      ->check(CLI::IsMember({"table", "json", "markdown"}));
+  validate_cmd->add_option("--out", val.out_dir, "also write validation.json and fidelity.md here");
+  validate_cmd->add_option("--threads", val.threads, "threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list policies, workloads, GPUs or models");
   list_cmd->add_option("what", list_what, "policies | workloads | gpus | models")
@@ -203,6 +250,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*sweep_cmd) return cmd_sweep(sweep);
+    if (*validate_cmd) return cmd_validate(val);
     if (*list_cmd) return cmd_list(list_what);
     if (*describe_cmd) return cmd_describe(describe_name);
   } catch (const InternalError& e) {

@@ -1,0 +1,165 @@
+#include "sim/fleet/validate.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/sweep.h"
+
+namespace fleetsim {
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(std::fabs(v) >= 100 ? 0 : 2) << v;
+  return os.str();
+}
+
+const ArmSummary& arm_of(const RunResult& r, const std::string& arm, const std::string& where) {
+  for (const auto& a : r.arms) {
+    if (a.name == arm) return a.summary;
+  }
+  throw ScenarioError(where + ": no arm '" + arm + "' in scenario " + r.scenario);
+}
+
+FigureCheck check(const YAML::Node& f, const std::string& where, const std::string& file,
+                  const std::string& label, const RunResult& run) {
+  FigureCheck c;
+  const ParamSpec spec = ParamSpec()
+                             .text("arm", "", "arm name")
+                             .text("metric", "", "a measured-metric name")
+                             .real("measured", 0, "the measured value")
+                             .real("abs", -1, "absolute tolerance (same unit as the metric)")
+                             .real("rel", -1, "relative tolerance (fraction of the measured value)");
+  YAML::Node copy = YAML::Clone(f);
+  copy.remove("point");
+  const Params p = spec.resolve(copy, {file, where});
+  c.file = file;
+  c.label = label;
+  c.arm = p.get_string("arm");
+  c.metric = p.get_string("metric");
+  c.measured = p.get_double("measured");
+  c.simulated = simulated_metric(arm_of(run, c.arm, where), c.metric);
+  c.relative = p.get_double("rel") >= 0;
+  c.tolerance = c.relative ? p.get_double("rel") : p.get_double("abs");
+  if (c.tolerance < 0) throw ScenarioError(file + ": " + where + ": give abs or rel");
+  c.error = c.relative ? (c.simulated - c.measured) / c.measured : c.simulated - c.measured;
+  c.ok = std::fabs(c.error) <= c.tolerance + 1e-12;
+  return c;
+}
+
+}  // namespace
+
+bool ValidationReport::all_ok() const {
+  for (const auto& f : figures) {
+    if (!f.ok) return false;
+  }
+  return !figures.empty();
+}
+
+ValidationReport validate(const std::vector<std::string>& files, int threads) {
+  ValidationReport report;
+  for (const auto& file : files) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(file);
+    } catch (const YAML::Exception& e) {
+      throw ScenarioError(file + ": " + e.what());
+    }
+    if (root["source"].IsDefined()) report.sources.push_back(root["source"].as<std::string>());
+    const YAML::Node checks = root["checks"];
+    if (!checks.IsSequence()) throw ScenarioError(file + ": expected a list 'checks'");
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const YAML::Node c = checks[i];
+      const std::string where = "checks." + std::to_string(i);
+      std::vector<std::string> sets;
+      for (const auto& s : c["set"]) sets.push_back(s.as<std::string>());
+      if (c["scenario"].IsDefined()) {
+        const std::string path = c["scenario"].as<std::string>();
+        const Scenario s = load_scenario(path, sets);
+        const RunResult run = run_scenario(s, threads);
+        std::string label = s.name;
+        for (const auto& x : sets) label += " " + x;
+        for (const auto& f : c["figures"]) report.figures.push_back(check(f, where, file, label, run));
+      } else if (c["sweep"].IsDefined()) {
+        const SweepResult sweep = run_sweep(c["sweep"].as<std::string>(), sets, {}, threads);
+        for (const auto& f : c["figures"]) {
+          const YAML::Node point = f["point"];
+          const SweepPoint* match = nullptr;
+          for (const auto& sp : sweep.points) {
+            bool same = point.IsMap();
+            for (const auto& [k, v] : sp.vary) {
+              same = same && point[k].IsDefined() && point[k].Scalar() == v;
+            }
+            if (same) match = &sp;
+          }
+          if (!match) throw ScenarioError(file + ": " + where + ": no sweep point matches");
+          std::string label = sweep.scenario;
+          for (const auto& [k, v] : match->vary) label += " " + k + "=" + v;
+          report.figures.push_back(check(f, where, file, label, match->result));
+        }
+      } else {
+        throw ScenarioError(file + ": " + where + ": expected 'scenario' or 'sweep'");
+      }
+    }
+  }
+  return report;
+}
+
+nlohmann::json validation_json(const ValidationReport& r) {
+  nlohmann::json figures = nlohmann::json::array();
+  for (const auto& f : r.figures) {
+    figures.push_back({{"file", f.file},
+                       {"check", f.label},
+                       {"arm", f.arm},
+                       {"metric", f.metric},
+                       {"measured", f.measured},
+                       {"simulated", std::round(f.simulated * 1e4) / 1e4},
+                       {"error", std::round(f.error * 1e4) / 1e4},
+                       {"tolerance", f.tolerance},
+                       {"relative", f.relative},
+                       {"ok", f.ok}});
+  }
+  return {{"sources", r.sources}, {"all_ok", r.all_ok()}, {"figures", figures}};
+}
+
+void write_validation_table(std::ostream& os, const ValidationReport& r) {
+  int passed = 0;
+  os << std::left << std::setw(46) << "check" << std::setw(8) << "arm" << std::setw(24) << "metric"
+     << std::right << std::setw(10) << "measured" << std::setw(11) << "simulated" << std::setw(9)
+     << "error" << std::setw(10) << "tolerance" << "  ok\n";
+  for (const auto& f : r.figures) {
+    passed += f.ok ? 1 : 0;
+    const std::string err = f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);
+    const std::string tol = f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
+    os << std::left << std::setw(46) << f.label.substr(0, 45) << std::setw(8) << f.arm
+       << std::setw(24) << f.metric << std::right << std::setw(10) << fmt(f.measured)
+       << std::setw(11) << fmt(f.simulated) << std::setw(9) << err << std::setw(10) << tol << "  "
+       << (f.ok ? "yes" : "NO") << "\n";
+  }
+  os << passed << " of " << r.figures.size() << " figures inside their tolerance\n";
+}
+
+void write_validation_markdown(std::ostream& os, const ValidationReport& r,
+                               const std::string& command) {
+  int passed = 0;
+  for (const auto& f : r.figures) passed += f.ok ? 1 : 0;
+  os << "# Fidelity report\n\nGenerated by `" << command << "`; do not edit by hand.\n\n"
+     << passed << " of " << r.figures.size() << " figures are inside their tolerance.\n\n";
+  for (const auto& s : r.sources) os << "- source: " << s << "\n";
+  os << "\n| check | arm | metric | measured | simulated | error | tolerance | ok |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& f : r.figures) {
+    const std::string err = f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);
+    const std::string tol = f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
+    os << "| " << f.label << " | " << f.arm << " | " << f.metric << " | " << fmt(f.measured)
+       << " | " << fmt(f.simulated) << " | " << err << " | " << tol << " | "
+       << (f.ok ? "yes" : "**no**") << " |\n";
+  }
+}
+
+}  // namespace fleetsim

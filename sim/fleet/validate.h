@@ -1,0 +1,41 @@
+// `fleetsim validate`: runs the validation scenarios and compares each simulated figure with its
+// measurement and tolerance. A validation file lists checks:
+//
+//   source: where the measurements come from
+//   checks:
+//     - scenario: scenarios/x.yaml          # or sweep: scenarios/y.yaml (then `point:` per figure)
+//       set: [fleet.server.x=1]             # optional overrides
+//       figures:
+//         - {arm: epp, metric: prefix_cache_reuse_pct, measured: 93.3, abs: 3}
+//         - {arm: epp, metric: warm_ttft_p50_ms, measured: 232, rel: 0.30}
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+struct FigureCheck {
+  std::string file, label, arm, metric;
+  double measured = 0, simulated = 0, error = 0, tolerance = 0;
+  bool relative = false;
+  bool ok = false;
+};
+
+struct ValidationReport {
+  std::vector<std::string> sources;
+  std::vector<FigureCheck> figures;
+  bool all_ok() const;
+};
+
+// Runs every check of every file (threads as in run/sweep; results do not depend on them).
+ValidationReport validate(const std::vector<std::string>& files, int threads);
+
+nlohmann::json validation_json(const ValidationReport& r);
+void write_validation_table(std::ostream& os, const ValidationReport& r);
+void write_validation_markdown(std::ostream& os, const ValidationReport& r,
+                               const std::string& command);
+
+}  // namespace fleetsim
