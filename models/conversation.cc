@@ -18,13 +18,20 @@ std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::ui
   return XXH3_64bits(key, sizeof key);
 }
 
-Conversation::Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed)
-    : id_(id), shape_(&shape), rng_(make_rng(seed, "conversation/" + std::to_string(id))) {
-  const auto conv = shape.shared_system_prompt ? kSharedConversation : static_cast<std::uint64_t>(id);
+Conversation::Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed,
+                           std::string tenant)
+    : id_(id),
+      tenant_(std::move(tenant)),
+      shape_(&shape),
+      rng_(make_rng(seed, "conversation/" + std::to_string(id))) {
+  const std::uint64_t shared_id =
+      tenant_.empty() ? kSharedConversation : XXH3_64bits(tenant_.data(), tenant_.size());
+  const auto conv = shape.shared_system_prompt ? shared_id : static_cast<std::uint64_t>(id);
   std::int32_t sys_tokens = 0;
   if (shape.shared_system_prompt) {
     // One length for everyone: drawn from a stream all conversations share.
-    Rng shared = make_rng(seed, "conversation/shared-system");
+    Rng shared = make_rng(seed, "conversation/shared-system" +
+                                    (tenant_.empty() ? std::string() : "/" + tenant_));
     sys_tokens = sample_tokens(*shape.system_prompt_tokens, shared, 0);
   } else {
     sys_tokens = sample_tokens(*shape.system_prompt_tokens, rng_, 0);
@@ -45,7 +52,8 @@ Request Conversation::make_turn_request() {
   Request r;
   r.conversation = id_;
   r.turn = turn_;
-  r.session = "conv-" + std::to_string(id_);
+  r.session = (tenant_.empty() ? "" : tenant_ + "/") + "conv-" + std::to_string(id_);
+  r.tenant = tenant_;
   r.prompt = history_;
   r.prompt_tokens = total_tokens(history_);
   r.output_tokens = a;

@@ -25,7 +25,9 @@ std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::ui
 
 class Conversation {
  public:
-  Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed);
+  // A tenant's conversations share its system prompt when the shape's prompt is shared.
+  Conversation(std::int64_t id, const ConversationShape& shape, std::uint64_t seed,
+               std::string tenant = "");
 
   std::int64_t id() const { return id_; }
   std::int32_t next_turn() const { return turn_ + 1; }
@@ -37,6 +39,7 @@ class Conversation {
 
  private:
   std::int64_t id_;
+  std::string tenant_;
   const ConversationShape* shape_;
   Rng rng_;
   std::int32_t turn_ = 0;

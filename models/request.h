@@ -37,6 +37,7 @@ struct Request {
   bool measured = true;
   std::string tier;       // tier hint for tier routing (e.g. "small", "big"); empty = none
   std::string slo_class;  // SLO class (e.g. "interactive", "batch"); empty = default
+  std::string tenant;     // the tenant (application, team) a conversation belongs to; may be empty
 
   // Chained hashes of every full block of prompt + output, at the engine's block size.
   // Computed once when the request is made; shared with routers that hash at the same size.

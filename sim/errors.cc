@@ -13,6 +13,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 UnknownNameError::UnknownNameError(const std::string& kind, const std::string& name,
                                    const std::vector<std::string>& valid)
-    : Error("unknown " + kind + " '" + name + "'; valid " + kind + "s: " + join(valid, ", ")) {}
+    : Error("unknown " + kind + " '" + name + "'; valid " +
+            (kind.ends_with("y") ? kind.substr(0, kind.size() - 1) + "ies" : kind + "s") + ": " +
+            join(valid, ", ")) {}
 
 }  // namespace fleetsim

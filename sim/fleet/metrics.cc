@@ -25,6 +25,7 @@ void RecordCollector::on_arrival(const Request& r, TimeNs t) {
   rec.measured = r.measured;
   rec.tier = r.tier;
   rec.slo_class = r.slo_class;
+  rec.tenant = r.tenant;
   rec.id = r.id;
   rec.conversation = r.conversation;
   rec.turn = r.turn;

@@ -28,6 +28,7 @@ struct RequestRecord {
   bool measured = true;
   std::string tier;
   std::string slo_class;
+  std::string tenant;
 };
 
 // Collects one record per request from the observer signals.

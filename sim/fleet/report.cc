@@ -198,15 +198,16 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
-        "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class\n";
+        "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,tenant\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
       os << a.name << "," << q.id << "," << q.conversation << "," << q.turn << "," << q.pod << ","
          << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << "," << ns_to_ms(q.first_token)
          << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
-         << q.output_tokens << "," << outcome_name(q.outcome) << "," << q.attempts << ","
-         << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << "\n";
+         << q.output_tokens << "," << (q.done ? outcome_name(q.outcome) : "unfinished") << ","
+         << q.attempts << ","
+         << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << "," << q.tenant << "\n";
     }
   }
 }

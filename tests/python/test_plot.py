@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -70,8 +69,9 @@ def test_failure_timeline_with_faults(source_dir, tmp_path):
     _renders(fig, tmp_path, "fail_faults")
 
 
-def test_no_pyplot_state_is_left_behind(result):
+def test_plot_does_not_touch_pyplot():
+    import subprocess
     import sys
 
-    plot.ttft_ecdf(result)
-    assert "matplotlib.pyplot" not in sys.modules or matplotlib.get_backend()
+    code = "import fleetsim.plot, sys; assert 'matplotlib.pyplot' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -99,18 +99,21 @@ def test_params_are_validated_like_a_builtins(flagship):
 
 
 def test_pick_can_be_unit_tested_without_a_run():
-    policy = LeastLoadedAffinity()
+    class FakeRequest:
+        prefix_key = 42
+
+    policy = LeastLoadedAffinity(slack=1)
+    assert policy.context is None and policy.params == {}
     pods = [fleetsim.PodState(index=i, name=f"pod-{i}", inflight_requests=n)
             for i, n in enumerate([3, 1, 2])]
-    assert pods[1].inflight_requests == 1
-    request = fleetsim.run("""
-name: one
-fleet: {pods: 1, gpu: L40S, model: Qwen2.5-7B-Instruct}
-workload: {type: multi_turn_chat, conversations: 1, turns: 1, concurrency: 1}
-arms: [{policy: round_robin}]
-""")
-    assert request.arms[0].summary["requests"] == 1
-    assert policy.context is None
+    assert pods[1].inflight_requests == 1 and pods[2].name == "pod-2"
+    ctx = fleetsim.RouteContext(now_ns=5_000_000_000)
+    assert ctx.now_s == 5.0
+    assert policy.pick(FakeRequest(), pods, ctx) == 1  # least loaded, becomes the owner
+    pods[1] = fleetsim.PodState(index=1, name="pod-1", inflight_requests=3)
+    assert policy.pick(FakeRequest(), pods, ctx) == 1  # the owner, within the slack
+    pods[1] = fleetsim.PodState(index=1, name="pod-1", inflight_requests=4)
+    assert policy.pick(FakeRequest(), pods, ctx) == 2  # beyond the slack: moves
 
 
 class Recorder(fleetsim.RoutingPolicy):

@@ -73,11 +73,42 @@ def test_a_policy_class_defined_in_a_function_travels_by_value(small_yaml):
     assert LastPod.picks == here[here["arm"] == "rr"]["requests"].sum()  # only here, in-process
 
 
+def test_the_scenarios_own_grid_and_the_cli_sweep_agree(cli, source_dir):
+    import json
+    import subprocess
+
+    path = source_dir / "scenarios" / "loxilb-3pod-sweep.yaml"
+    if not path.exists():
+        pytest.skip("no scenario with a sweep: section")
+    quick = {"workload.duration_s": 10, "workload.warmup_s": 5}
+    vary = {"workload.streams": [2, 8]}
+    df = fleetsim.sweep(path, vary, max_workers=1, overrides=quick)
+    args = [a for k, v in quick.items() for a in ("--set", f"{k}={v}")]
+    out = subprocess.run(
+        [str(cli), "sweep", str(path), "--vary", "workload.streams=2,8", "--format", "json", *args],
+        cwd=source_dir, check=True, capture_output=True, text=True,
+    ).stdout
+    rows = iter(df.to_dict("records"))
+    for point in json.loads(out)["points"]:
+        for arm in point["arms"]:
+            row = next(rows)
+            assert str(row["workload.streams"]) == point["vary"]["workload.streams"]
+            assert row["arm"] == arm["name"]
+            assert row["ttft_ms_p95"] == arm["summary"]["ttft_ms"]["p95"]
+            assert row["throughput_req_s"] == arm["summary"]["throughput_req_s"]
+    own = fleetsim.load(path, quick)
+    assert list(own.sweep) == ["workload.streams"]
+    first = fleetsim.sweep(own.with_overrides({"sweep.vary": {"workload.streams": [2]}}), max_workers=1)
+    assert first["workload.streams"].tolist() == [2] * len(own.arms)
+
+
 def test_a_bad_point_fails_before_anything_runs(small_yaml):
     with pytest.raises(fleetsim.ScenarioError, match="fleet.pods"):
         fleetsim.sweep(small_yaml, {"fleet.pods": [2, 0]})
     with pytest.raises(ValueError, match="non-empty list"):
         fleetsim.sweep(small_yaml, {"fleet.pods": []})
+    with pytest.raises(ValueError, match="no sweep: section"):
+        fleetsim.sweep(small_yaml)
 
 
 def test_dask_cluster_gives_the_same_frame(in_process, small_yaml):

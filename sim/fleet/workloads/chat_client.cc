@@ -9,6 +9,7 @@
 #include "models/conversation.h"
 #include "sim/distribution.h"
 #include "sim/fleet/workload.h"
+#include "sim/fleet/workloads/workload_util.h"
 
 namespace fleetsim {
 namespace {
@@ -30,6 +31,7 @@ class ChatClient : public Workload {
     shape_.template_tokens_per_turn =
         static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
     think_ = std::get<DistributionPtr>(p.values().at("think_time_ms"));
+    tenants_ = CategoricalMix::parse(p.get_string("tenants"), "workload.tenants");
   }
 
   void start() override {
@@ -61,7 +63,13 @@ class ChatClient : public Workload {
   void start_next_conversation() {
     if (next_conversation_ >= conversations_) return;
     const std::int64_t id = next_conversation_++;
-    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed));
+    // Each conversation draws its tenant from its own stream: the mix does not depend on timing.
+    std::string tenant;
+    if (!tenants_.empty()) {
+      Rng rng = make_rng(ctx_.seed, "workload/tenant/" + std::to_string(id));
+      tenant = tenants_.sample(rng);
+    }
+    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed, tenant));
     send_turn(id);
   }
 
@@ -76,6 +84,7 @@ class ChatClient : public Workload {
   bool stop_on_error_;
   ConversationShape shape_;
   DistributionPtr think_;
+  CategoricalMix tenants_;
   std::int64_t next_conversation_ = 0;
   std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
 };
@@ -99,6 +108,10 @@ const WorkloadRegistrar kRegistrar(
         .distribution("think_time_ms", constant_distribution(0),
                       "client delay between a reply and the next turn")
         .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
+        .text("tenants", "",
+              "per-tenant mix 'name:weight, ...': each conversation belongs to a tenant drawn "
+              "by weight; with shared_system_prompt, each tenant has its own shared prompt "
+              "(e.g. 'support:0.6, coding:0.3, legal:0.1'); empty = one anonymous tenant")
         .boolean("stop_conversation_on_error", false,
                  "abandon a conversation whose turn failed (else it goes on)"),
     [](const Params& p, const WorkloadContext& ctx) {

@@ -1,0 +1,60 @@
+// Shared pieces of the Python module `fleetsim._core`: the init function of each area and the
+// conversions more than one area needs. One file per area (init_<area>.cc), as DESIGN.md asks.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>  // in every file of the module, so every file casts STL types alike
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/fleet/scenario.h"
+#include "sim/params.h"
+
+namespace fleetsim::py_bindings {
+
+namespace py = pybind11;
+
+// A scenario as Python holds it: the validated C++ Scenario plus what it was parsed from, so a
+// sweep can ship it to another process as YAML text and overrides and get the same scenario.
+struct ScenarioHandle {
+  Scenario scenario;
+  std::string yaml_text;               // the YAML it was parsed from (a dict arrives as JSON)
+  std::string label;                   // names it in errors: the file path, "<yaml>", "<dict>"
+  std::vector<std::string> overrides;  // "dotted.path=value", applied before validation
+};
+
+// Parses `yaml_text` with `overrides` into a handle (throws ScenarioError).
+std::shared_ptr<ScenarioHandle> make_scenario(std::string yaml_text, std::string label,
+                                              std::vector<std::string> overrides);
+
+// fleetsim.load(): a scenario from a path, YAML text, a dict or a Scenario, plus overrides.
+std::shared_ptr<ScenarioHandle> load_any(const py::object& source, const py::object& overrides);
+
+// {dotted.path: value} -> ["dotted.path=value", ...] with --set semantics: bools as true/false,
+// numbers as Python writes them, dicts and lists as flow YAML (JSON), strings as they are.
+std::vector<std::string> overrides_from(const py::handle& overrides);
+
+// A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
+py::object json_to_py(const nlohmann::json& j);
+
+// A parameter value as a Python object (distributions as their description string).
+py::object param_value_to_py(const ParamValue& v);
+// All values of a Params as a dict.
+py::dict params_to_py(const Params& p);
+// A spec as a list of dicts {name, type, default, help, min, max, choices}.
+py::list spec_to_py(const ParamSpec& spec);
+
+// True when `name` is a routing policy registered from Python (init_policies.cc).
+bool is_python_policy(const std::string& name);
+
+// The areas, in the order module.cc calls them.
+void init_errors(py::module_& m);
+void init_catalog(py::module_& m);
+void init_scenario(py::module_& m);
+void init_policies(py::module_& m);
+void init_results(py::module_& m);
+
+}  // namespace fleetsim::py_bindings

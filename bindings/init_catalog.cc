@@ -1,0 +1,124 @@
+// Area: catalog. What can go into a scenario: GPUs, models, routing policies, workloads, and the
+// parameters of each (from the same ParamSpec that validates the YAML and feeds `describe`).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "bindings/common.h"
+#include "models/cost_model.h"
+#include "models/engine.h"
+#include "models/gpu_catalog.h"
+#include "models/llm_catalog.h"
+#include "policies/policy.h"
+#include "sim/fleet/workload.h"
+
+namespace fleetsim::py_bindings {
+namespace {
+
+template <typename Registry>
+py::list entries(const Registry& reg, bool policies) {
+  py::list out;
+  for (const auto& [name, e] : reg.entries()) {
+    py::dict d;
+    d["name"] = name;
+    d["description"] = e.description;
+    d["params"] = spec_to_py(e.spec);
+    if (policies) d["python"] = is_python_policy(name);
+    out.append(std::move(d));
+  }
+  return out;
+}
+
+// The text `fleetsim describe NAME` prints.
+std::string describe(const std::string& name) {
+  std::ostringstream os;
+  if (name == "server" || name == "cost_model") {
+    os << "fleet." << name << " parameters:\n"
+       << (name == "server" ? server_spec() : cost_model_spec()).describe();
+    return os.str();
+  }
+  auto show = [&](const auto& entry) {
+    os << name << ": " << entry.description << "\nparameters:\n" << entry.spec.describe();
+    return os.str();
+  };
+  if (WorkloadRegistry::instance().contains(name)) {
+    return show(WorkloadRegistry::instance().get(name, "workload"));
+  }
+  return show(PolicyRegistry::instance().get(name, "policy"));
+}
+
+}  // namespace
+
+void init_catalog(py::module_& m) {
+  m.def(
+      "gpus",
+      [] {
+        py::list out;
+        for (const GpuSpec& g : gpu_catalog()) {
+          py::dict d;
+          d["name"] = g.name;
+          d["memory_gib"] = g.memory_gib;
+          d["memory_bandwidth_gbs"] = g.memory_bandwidth_gbs;
+          d["bf16_tflops"] = g.bf16_tflops;
+          d["fp8_tflops"] = g.fp8_tflops;
+          d["int8_tops"] = g.int8_tops;
+          d["interconnect_gbs"] = g.interconnect_gbs;
+          d["source"] = g.source;
+          out.append(std::move(d));
+        }
+        return out;
+      },
+      "The GPU catalog (`fleet.gpu` values) as a list of dicts: name, memory_gib, "
+      "memory_bandwidth_gbs, bf16_tflops, fp8_tflops (0 = no FP8 tensor cores), int8_tops, "
+      "interconnect_gbs, source. `pandas.DataFrame(fleetsim.gpus())` makes a table.");
+  m.def(
+      "models",
+      [] {
+        py::list out;
+        for (const LlmSpec& l : llm_catalog()) {
+          py::dict d;
+          d["name"] = l.name;
+          d["params_b"] = l.params_b;
+          d["layers"] = l.layers;
+          d["hidden_size"] = l.hidden_size;
+          d["num_heads"] = l.num_heads;
+          d["num_kv_heads"] = l.num_kv_heads;
+          d["head_dim"] = l.head_dim;
+          d["intermediate_size"] = l.intermediate_size;
+          d["vocab_size"] = l.vocab_size;
+          d["weight_bytes"] = l.weight_bytes;
+          d["weight_gib"] = l.weight_bytes_total() / (1024.0 * 1024 * 1024);
+          d["kv_bytes_per_token_bf16"] = l.kv_bytes_per_token(2, 1);
+          d["source"] = l.source;
+          out.append(std::move(d));
+        }
+        return out;
+      },
+      "The LLM catalog (`fleet.model` values) as a list of dicts: name, params_b, layers, "
+      "hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size, vocab_size, "
+      "weight_bytes (per linear parameter), weight_gib, kv_bytes_per_token_bf16, source.");
+  m.def(
+      "policies", [] { return entries(PolicyRegistry::instance(), true); },
+      "Every registered routing policy (built in, or registered from Python) as a list of dicts: "
+      "name, description, params (list of {name, type, default, help, min, max, choices}), "
+      "python (True when written in Python).");
+  m.def(
+      "workloads", [] { return entries(WorkloadRegistry::instance(), false); },
+      "Every registered workload (`workload.type` values) as a list of dicts: name, "
+      "description, params.");
+  m.def(
+      "server_params", [] { return spec_to_py(server_spec()); },
+      "The parameters of a scenario's `fleet.server` section (vLLM settings): a list of "
+      "{name, type, default, help, min, max, choices}.");
+  m.def(
+      "cost_model_params", [] { return spec_to_py(cost_model_spec()); },
+      "The parameters of a scenario's `fleet.cost_model` section: a list of "
+      "{name, type, default, help, min, max, choices}.");
+  m.def("describe", &describe, py::arg("name"),
+        "The text `fleetsim describe NAME` prints: a policy's or a workload's description and "
+        "parameters, or those of the `server` / `cost_model` sections. Raises UnknownNameError "
+        "for a name that is none of these.");
+}
+
+}  // namespace fleetsim::py_bindings

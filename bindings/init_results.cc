@@ -1,0 +1,361 @@
+// Area: runs and results. fleetsim.run() runs a scenario with the GIL released and returns a
+// Result: the summary with the names of the JSON schema (derived from result_json, so the two
+// cannot drift), the exact JSON the CLI prints, and the per-request records as a pandas
+// DataFrame built from one numpy array per column.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "bindings/common.h"
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/runner.h"
+
+namespace fleetsim::py_bindings {
+namespace {
+
+struct ResultData {
+  std::shared_ptr<ScenarioHandle> scenario;
+  RunResult run;
+  nlohmann::json json;
+  py::object requests;  // the DataFrame, built on first use
+};
+using ResultPtr = std::shared_ptr<ResultData>;
+
+struct ArmHandle {
+  ResultPtr data;
+  size_t index = 0;
+  const ArmResult& arm() const { return data->run.arms[index]; }
+  const nlohmann::json& json() const { return data->json["arms"][index]; }
+};
+
+ResultPtr run(const py::object& scenario, int threads, const py::object& overrides) {
+  if (threads < 0) throw py::value_error("threads must be >= 0 (0 = one per arm)");
+  auto data = std::make_shared<ResultData>();
+  data->scenario = load_any(scenario, overrides);
+  {
+    // Python policies take the GIL back for their own calls (init_policies.cc).
+    py::gil_scoped_release release;
+    data->run = run_scenario(data->scenario->scenario, threads);
+    data->json = result_json(data->run, data->scenario->scenario);
+  }
+  return data;
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+double ms_or_nan(TimeNs t) { return t < 0 ? kNaN : ns_to_ms(t); }
+
+template <typename T>
+py::array_t<T> column(size_t n) {
+  return py::array_t<T>(static_cast<py::ssize_t>(n));
+}
+
+// Status name of a record: the outcome, or "unfinished" when the run stopped (horizon) first.
+constexpr int kUnfinished = 1000;
+int status_code(const RequestRecord& r) {
+  return r.done ? static_cast<int>(r.outcome) : kUnfinished;
+}
+std::string status_name(int code) {
+  return code == kUnfinished ? "unfinished" : outcome_name(static_cast<Outcome>(code));
+}
+
+// A string field as a categorical column: codes into the sorted distinct values.
+template <typename Get>
+py::tuple string_column(const RunResult& r, size_t n, Get get) {
+  std::map<std::string, std::int16_t> index;
+  for (const auto& a : r.arms) {
+    for (const auto& q : a.records) {
+      if (q.arrival >= 0) index.emplace(get(q), 0);
+    }
+  }
+  py::list categories;
+  std::int16_t next = 0;
+  for (auto& [value, code] : index) {
+    code = next++;
+    categories.append(value);
+  }
+  auto codes = column<std::int16_t>(n);
+  auto* p = codes.mutable_data();
+  size_t i = 0;
+  for (const auto& a : r.arms) {
+    for (const auto& q : a.records) {
+      if (q.arrival >= 0) p[i++] = index.at(get(q));
+    }
+  }
+  return py::make_tuple(codes, categories);
+}
+
+// One numpy array per field of the request records, over every arm (records of ids never used
+// are left out, as in requests.csv). Times in ms, NaN where the request never got there.
+py::dict request_columns(const RunResult& r) {
+  size_t n = 0;
+  std::map<int, int> statuses;  // status code -> category index, in enum order
+  for (const auto& a : r.arms) {
+    for (const auto& q : a.records) {
+      if (q.arrival < 0) continue;
+      ++n;
+      statuses.emplace(status_code(q), 0);
+    }
+  }
+  py::list status_names;
+  int next = 0;
+  for (auto& [code, idx] : statuses) {
+    idx = next++;
+    status_names.append(status_name(code));
+  }
+  auto arm = column<std::int16_t>(n);
+  auto id = column<std::int64_t>(n);
+  auto conversation = column<std::int64_t>(n);
+  auto turn = column<std::int32_t>(n);
+  auto pod = column<std::int32_t>(n);
+  auto arrival = column<double>(n), dispatched = column<double>(n);
+  auto first_token = column<double>(n), finished = column<double>(n);
+  auto ttft = column<double>(n), e2e = column<double>(n), tpot = column<double>(n);
+  auto prompt = column<std::int32_t>(n), cached = column<std::int32_t>(n);
+  auto output = column<std::int32_t>(n);
+  auto attempts = column<std::int32_t>(n);
+  auto measured = column<bool>(n);
+  auto status = column<std::int8_t>(n);
+  auto* arm_p = arm.mutable_data();
+  auto* id_p = id.mutable_data();
+  auto* conv_p = conversation.mutable_data();
+  auto* turn_p = turn.mutable_data();
+  auto* pod_p = pod.mutable_data();
+  auto* arr_p = arrival.mutable_data();
+  auto* dis_p = dispatched.mutable_data();
+  auto* ft_p = first_token.mutable_data();
+  auto* fin_p = finished.mutable_data();
+  auto* ttft_p = ttft.mutable_data();
+  auto* e2e_p = e2e.mutable_data();
+  auto* tpot_p = tpot.mutable_data();
+  auto* prompt_p = prompt.mutable_data();
+  auto* cached_p = cached.mutable_data();
+  auto* out_p = output.mutable_data();
+  auto* attempts_p = attempts.mutable_data();
+  auto* measured_p = measured.mutable_data();
+  auto* status_p = status.mutable_data();
+  size_t i = 0;
+  py::list arm_names;
+  for (size_t a = 0; a < r.arms.size(); ++a) {
+    arm_names.append(r.arms[a].name);
+    for (const auto& q : r.arms[a].records) {
+      if (q.arrival < 0) continue;
+      arm_p[i] = static_cast<std::int16_t>(a);
+      id_p[i] = q.id;
+      conv_p[i] = q.conversation;
+      turn_p[i] = q.turn;
+      pod_p[i] = q.pod;
+      arr_p[i] = ns_to_ms(q.arrival);
+      dis_p[i] = ms_or_nan(q.dispatched);
+      ft_p[i] = ms_or_nan(q.first_token);
+      fin_p[i] = q.done ? ms_or_nan(q.finished) : kNaN;
+      // The same arithmetic as summarize() (sim/fleet/metrics.cc), so percentiles recomputed
+      // from these columns equal the summary's.
+      const bool ok = q.done && q.outcome == Outcome::kOk;
+      ttft_p[i] = ok && q.first_token >= 0 ? ns_to_ms(q.first_token - q.arrival) : kNaN;
+      e2e_p[i] = ok ? ns_to_ms(q.finished - q.arrival) : kNaN;
+      tpot_p[i] = ok && q.output_tokens > 1
+                      ? ns_to_ms(q.finished - q.first_token) / (q.output_tokens - 1)
+                      : kNaN;
+      prompt_p[i] = q.prompt_tokens;
+      cached_p[i] = q.cached_tokens;
+      out_p[i] = q.output_tokens;
+      attempts_p[i] = q.attempts;
+      measured_p[i] = q.measured;
+      status_p[i] = static_cast<std::int8_t>(statuses.at(status_code(q)));
+      ++i;
+    }
+  }
+  py::dict d;
+  d["arm"] = py::make_tuple(arm, arm_names);  // (codes, categories)
+  d["id"] = id;
+  d["conversation"] = conversation;
+  d["turn"] = turn;
+  d["pod"] = pod;
+  d["arrival_ms"] = arrival;
+  d["dispatched_ms"] = dispatched;
+  d["first_token_ms"] = first_token;
+  d["finished_ms"] = finished;
+  d["ttft_ms"] = ttft;
+  d["e2e_ms"] = e2e;
+  d["tpot_ms"] = tpot;
+  d["prompt_tokens"] = prompt;
+  d["cached_tokens"] = cached;
+  d["output_tokens"] = output;
+  d["attempts"] = attempts;
+  d["measured"] = measured;
+  d["tier"] = string_column(r, n, [](const RequestRecord& q) { return q.tier; });
+  d["slo_class"] = string_column(r, n, [](const RequestRecord& q) { return q.slo_class; });
+  d["status"] = py::make_tuple(status, status_names);  // (codes, categories)
+  return d;
+}
+
+py::object requests_frame(ResultData& d) {
+  if (!d.requests) {
+    const py::module_ pd = py::module_::import("pandas");
+    py::dict columns;
+    for (const auto& [name, value] : request_columns(d.run)) {
+      if (py::isinstance<py::tuple>(value)) {
+        const auto t = value.cast<py::tuple>();
+        columns[name] = pd.attr("Categorical").attr("from_codes")(t[0], t[1]);
+      } else {
+        columns[name] = value;
+      }
+    }
+    d.requests = pd.attr("DataFrame")(columns);
+  }
+  return d.requests;
+}
+
+// Every scalar of a JSON object into `row`, nested objects' keys joined with '_' (ttft_ms ->
+// ttft_ms_p50); lists (per_pod, faults) are left out.
+void flatten_into(py::dict& row, const std::string& prefix, const nlohmann::json& obj) {
+  for (const auto& [key, value] : obj.items()) {
+    if (value.is_object()) {
+      flatten_into(row, prefix + key + "_", value);
+    } else if (value.is_primitive()) {
+      row[py::str(prefix + key)] = json_to_py(value);
+    }
+  }
+}
+
+// One row per arm: arm, policy and every scalar of the arm's JSON summary, with the percentile
+// objects flattened (ttft_ms -> ttft_ms_mean, ttft_ms_p50, ...), then the failures section's
+// scalars prefixed failures_ when the scenario has faults or health probes. Names come from
+// result_json, so they follow the schema.
+py::list summary_rows(const nlohmann::json& result) {
+  py::list rows;
+  for (const auto& arm : result["arms"]) {
+    py::dict row;
+    row["arm"] = arm["name"].get<std::string>();
+    row["policy"] = arm["policy"].get<std::string>();
+    flatten_into(row, "", arm["summary"]);
+    if (arm.contains("failures")) flatten_into(row, "failures_", arm["failures"]);
+    rows.append(std::move(row));
+  }
+  return rows;
+}
+
+ArmHandle find_arm(const ResultPtr& d, const std::string& name) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < d->run.arms.size(); ++i) {
+    if (d->run.arms[i].name == name) return {d, i};
+    names.push_back(d->run.arms[i].name);
+  }
+  throw UnknownNameError("arm", name, names);
+}
+
+}  // namespace
+
+void init_results(py::module_& m) {
+  py::class_<ArmHandle>(m, "Arm", "The results of one arm of a run.")
+      .def_property_readonly(
+          "name", [](const ArmHandle& a) { return a.arm().name; }, "The arm's name.")
+      .def_property_readonly(
+          "policy", [](const ArmHandle& a) { return a.arm().policy; }, "The arm's policy.")
+      .def_property_readonly(
+          "summary", [](const ArmHandle& a) { return json_to_py(a.json()["summary"]); },
+          "The arm's summary as a dict, with the names of the JSON schema (docs/scenarios.md).")
+      .def_property_readonly(
+          "measured",
+          [](const ArmHandle& a) -> py::object {
+            return a.json().contains("measured") ? json_to_py(a.json()["measured"])
+                                                 : py::object(py::none());
+          },
+          "The scenario's measured figures for this arm ({metric: value}), or None.")
+      .def_property_readonly(
+          "failures",
+          [](const ArmHandle& a) -> py::object {
+            return a.json().contains("failures") ? json_to_py(a.json()["failures"])
+                                                 : py::object(py::none());
+          },
+          "The arm's failures section (errors by class, failure window, detection and recovery "
+          "of each fault, requests lost, retries), or None when the scenario has no faults or "
+          "health probes.")
+      .def_property_readonly(
+          "events", [](const ArmHandle& a) { return a.arm().events; },
+          "Events the arm's simulation ran.")
+      .def_property_readonly(
+          "requests",
+          [](const ArmHandle& a) {
+            const py::object df = requests_frame(*a.data);
+            const py::object mask = df.attr("__getitem__")("arm").attr("__eq__")(a.arm().name);
+            return df.attr("loc").attr("__getitem__")(mask).attr("reset_index")(py::arg("drop") =
+                                                                                    true);
+          },
+          "This arm's rows of Result.requests.")
+      .def("__repr__", [](const ArmHandle& a) {
+        return "<fleetsim.Arm '" + a.arm().name + "' (" + a.arm().policy + "), " +
+               std::to_string(a.arm().summary.requests) + " requests>";
+      });
+
+  py::class_<ResultData, ResultPtr>(m, "Result", "The results of fleetsim.run().")
+      .def_property_readonly(
+          "scenario", [](const ResultData& d) { return d.scenario; }, "The Scenario that ran.")
+      .def_property_readonly(
+          "json", [](const ResultData& d) { return d.json.dump(2) + "\n"; },
+          "The result as the exact JSON text `fleetsim run --format json` prints.")
+      .def_property_readonly(
+          "summary", [](const ResultData& d) { return json_to_py(d.json); },
+          "The whole result as a dict with the names of the JSON schema: scenario, seed, fleet, "
+          "arms[{name, policy, summary, measured}] (docs/scenarios.md).")
+      .def_property_readonly(
+          "arms",
+          [](const ResultPtr& d) {
+            std::vector<ArmHandle> out;
+            for (size_t i = 0; i < d->run.arms.size(); ++i) out.push_back({d, i});
+            return out;
+          },
+          "The arms, in the scenario's order, as a list of Arm.")
+      .def(
+          "arm", [](const ResultPtr& d, const std::string& name) { return find_arm(d, name); },
+          py::arg("name"), "The arm named `name`; UnknownNameError lists the valid names.")
+      .def_property_readonly(
+          "requests", [](ResultData& d) { return requests_frame(d); },
+          "One row per request of every arm, as a pandas DataFrame built from numpy arrays: "
+          "arm (categorical), id, conversation, turn, pod (-1: never dispatched), arrival_ms, "
+          "dispatched_ms, first_token_ms, finished_ms (NaN where the request never got "
+          "there), ttft_ms, e2e_ms, tpot_ms (for completed requests, computed as the summary "
+          "computes them; NaN otherwise), prompt_tokens, cached_tokens, output_tokens, status "
+          "(categorical: 'ok' or the error class a client sees; 'unfinished' when the horizon "
+          "cut the run), attempts (1 + retries), measured (False for warm-up requests, which "
+          "summaries leave out), tier and slo_class (categorical; '' when the workload sets "
+          "none).")
+      .def(
+          "request_columns", [](const ResultData& d) { return request_columns(d.run); },
+          "The columns behind Result.requests as a dict of numpy arrays, without pandas "
+          "(categorical columns as (codes, categories) tuples).")
+      .def(
+          "summary_rows", [](const ResultData& d) { return summary_rows(d.json); },
+          "One dict per arm: arm, policy and every scalar of the summary, percentiles flattened "
+          "(ttft_ms_p50, ...), then the failures section's scalars as failures_* when there is "
+          "one. "
+          "The rows fleetsim.sweep() collects.")
+      .def(
+          "table",
+          [](const ResultData& d) {
+            std::ostringstream os;
+            write_table(os, d.run, d.scenario->scenario);
+            return os.str();
+          },
+          "The table `fleetsim run` prints, simulated beside measured.")
+      .def("__repr__", [](const ResultData& d) {
+        return "<fleetsim.Result '" + d.run.scenario + "' seed " + std::to_string(d.run.seed) +
+               ", " + std::to_string(d.run.arms.size()) + " arms>";
+      });
+
+  m.def("run", &run, py::arg("scenario"), py::arg("threads") = 0, py::arg("overrides") = py::none(),
+        "Runs a scenario and returns its Result.\n\n"
+        "scenario: a Scenario, or anything fleetsim.load() accepts (path, YAML text, dict).\n"
+        "threads: threads for the arms (0 = one per arm); results do not depend on it.\n"
+        "overrides: {dotted.path: value} applied first (as `--set`).\n"
+        "The GIL is released while the simulation runs; Python routing policies take it back "
+        "for their own calls.");
+}
+
+}  // namespace fleetsim::py_bindings

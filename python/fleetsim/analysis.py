@@ -1,0 +1,54 @@
+"""Request-level analysis of a :class:`fleetsim.Result` (pandas).
+
+goodput@SLO as DistServe defines it: a request is good iff TTFT <= SLO_ttft AND TPOT <= SLO_tpot;
+failed (and unfinished) requests count as misses in the denominator. A request with a single
+output token has no TPOT and is judged on its TTFT alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def good_mask(requests: "pd.DataFrame", ttft_slo_ms: float, tpot_slo_ms: float) -> "pd.Series":
+    """Boolean Series: which rows of ``Result.requests`` meet both SLOs (and completed)."""
+    ok = requests["status"] == "ok"
+    ttft_ok = requests["ttft_ms"] <= ttft_slo_ms
+    tpot_ok = requests["tpot_ms"].isna() | (requests["tpot_ms"] <= tpot_slo_ms)
+    return ok & ttft_ok & tpot_ok
+
+
+def goodput(
+    requests: "pd.DataFrame",
+    ttft_slo_ms: float,
+    tpot_slo_ms: float,
+    by: Sequence[str] = ("arm",),
+) -> "pd.DataFrame":
+    """goodput@SLO per group of ``Result.requests`` (default: per arm).
+
+    Returns one row per group with: requests, good, good_fraction (good / all requests, failed
+    ones included) and goodput_req_s (good requests per second over the group's span, first
+    arrival to last finish).
+    """
+    import pandas as pd
+
+    by = list(by)
+    df = requests.assign(_good=good_mask(requests, ttft_slo_ms, tpot_slo_ms))
+    rows = []
+    for key, g in df.groupby(by if len(by) > 1 else by[0], observed=True, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        span_s = (g["finished_ms"].max() - g["arrival_ms"].min()) / 1000.0
+        good = int(g["_good"].sum())
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "requests": len(g),
+                "good": good,
+                "good_fraction": good / len(g) if len(g) else float("nan"),
+                "goodput_req_s": good / span_s if span_s > 0 else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
