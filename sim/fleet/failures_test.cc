@@ -138,3 +138,41 @@ TEST(Failures, NodeLossTakesEveryPodOnTheNode) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+TEST(Failures, RecreatedPodRejoinsThePickerOnceReady) {
+  // pod-1 deleted at 1 s (endpoint gone after the 100 ms watch), killed at 2 s; its replacement
+  // starts at 3 s, loads for 2 s, is Ready at 5 s and reaches the picker's endpoints at 5.1 s.
+  const std::string yaml =
+      "name: f\nseed: 1\n"
+      "fleet: {pods: 2, gpu: H100-SXM, model: Qwen2.5-7B-Instruct}\n"
+      "workload: {type: multi_turn_chat, conversations: 400, turns: 1, concurrency: 1, "
+      "system_prompt_tokens: 100, question_tokens: 20, answer_tokens: 5}\n"
+      "gateway: {picker_service: true, endpoint_watch_delay_ms: 100}\n"
+      "faults: [{kind: pod_delete, target: pod-1, at_s: 1, kill_delay_s: 1, recreate_after_s: 2, "
+      "load_time_s: 2}]\n"
+      "arms:\n  - {name: a, policy: round_robin}\n";
+  const Scenario s = parse_scenario(yaml, "f.yaml");
+  const ArmResult a = run_arm(s, s.arms[0]);
+  ASSERT_GT(a.summary.duration_s, 6.0);
+  EXPECT_EQ(a.failures["requests_lost"], 0);
+  const auto& fault = a.failures["faults"][0];
+  EXPECT_DOUBLE_EQ(fault["back_at_s"].get<double>(), 5.0);
+  bool served_before = false, gap = true, served_after = false;
+  for (const auto& r : a.records) {
+    if (r.pod != 1) continue;
+    if (r.dispatched < sec_to_ns(1.1)) served_before = true;
+    if (r.dispatched >= sec_to_ns(1.1) && r.dispatched < sec_to_ns(5.1)) gap = false;
+    if (r.dispatched >= sec_to_ns(5.1)) served_after = true;
+  }
+  EXPECT_TRUE(served_before);
+  EXPECT_TRUE(gap) << "no request reaches pod-1 between the watch and its replacement's Ready";
+  EXPECT_TRUE(served_after);
+  // Recovery: the replacement's first success comes within a request or two of 5.1 s.
+  EXPECT_LT(fault["recovery_s"].get<double>(), 0.5);
+}
+
+}  // namespace
+}  // namespace fleetsim

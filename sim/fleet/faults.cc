@@ -50,7 +50,12 @@ const std::map<std::string, ParamSpec>& fault_specs() {
            .real("kill_delay_s", 1.0,
                  "the process keeps serving this long before the kubelet kills it; the "
                  "endpoint leaves the picker after the gateway's endpoint_watch_delay_ms",
-                 0)},
+                 0)
+           .real("recreate_after_s", 0,
+                 "the Deployment's replacement pod starts this long after the delete (0 = none); "
+                 "it joins the picker's endpoints once Ready, after the watch delay",
+                 0)
+           .real("load_time_s", 60, "model-load time of the replacement pod", 0)},
       {"pod_restart",
        base("pod, GPU or node whose pods restart").real("load_time_s", 60,
                                                         "model-load time before it answers", 0)},
@@ -131,6 +136,18 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
       loop.schedule_background_at(at + sec_to_ns(p.get_double("kill_delay_s")), [&, victims] {
         for (int v : victims) pods[static_cast<size_t>(v)]->crash(PodHealth::kRefusing);
       });
+      const TimeNs recreate = sec_to_ns(p.get_double("recreate_after_s"));
+      if (recreate > 0) {
+        const TimeNs load = sec_to_ns(p.get_double("load_time_s"));
+        loop.schedule_background_at(at + recreate, [&, victims, id, load] {
+          tracker.restarted(id, loop.now() + load);
+          for (int v : victims) pods[static_cast<size_t>(v)]->restart(load);
+        });
+        // Ready: the endpoint controller adds it, and the picker's watch sees it after the delay.
+        loop.schedule_background_at(at + recreate + load, [&, victims] {
+          for (int v : victims) gateway.add_endpoint(v);
+        });
+      }
     } else if (f.kind == "pod_restart") {
       const TimeNs load = sec_to_ns(p.get_double("load_time_s"));
       loop.schedule_background_at(at, [&, victims, id, load] {
