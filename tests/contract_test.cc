@@ -2,6 +2,9 @@
 // block leaks, time never goes back, and a run is deterministic.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+
 #include "policies/policy.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
@@ -62,7 +65,14 @@ TEST_P(EveryPolicy, IsDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryPolicy,
                          ::testing::ValuesIn(PolicyRegistry::instance().names()),
-                         [](const auto& p) { return p.param; });
+                         [](const auto& p) {
+                           // gtest names take letters, digits and '_' only.
+                           std::string name = p.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(Contract, ThreadCountDoesNotChangeResults) {
   std::string yaml = testing::small_scenario_yaml("round_robin");

@@ -161,7 +161,18 @@ void EppPolicy::on_kv_events(int pod, std::span<const KvEvent> events) {
 }
 
 void EppPolicy::on_dispatched(const Request& request, int pod) {
-  if (pod < 0 || precise_) return;
+  if (pod < 0) return;
+  // Cold = no pod held any of the prompt's prefix before this dispatch.
+  bool cold = true;
+  if (precise_) {
+    if (request.block_hashes && !request.block_hashes->empty()) {
+      for (const auto& have : cached_) cold = cold && !have.count(request.block_hashes->front());
+    }
+  } else {
+    for (std::int32_t m : index_.match(prefix_hashes(request))) cold = cold && m == 0;
+  }
+  for (auto& [scorer, weight] : scorers_) scorer->dispatched(pod, cold);
+  if (precise_) return;
   const std::vector<BlockHash> hashes = prefix_hashes(request);
   index_.add(pod, hashes);
 }
@@ -178,14 +189,15 @@ namespace {
 // pkg/epp/framework/plugins/scheduling/filter/prefixcacheaffinity (affinityThreshold 0.80,
 // explorationProbability 0.01, maxTTFTPenaltyMs 5000) with llm-d's peakPrefillThroughput default
 // 15928; the token-load default is tokenload/token_load.go (4194304 tokens).
-ParamSpec epp_spec() {
+ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
+                   const std::string& scorers = "token-load-scorer:1,active-request-scorer:1") {
   const std::string filter_names = join(epp_filter_names(), ", ");
   const std::string scorer_names = join(epp_scorer_names(), ", ");
   return ParamSpec()
-      .text("filters", "prefix-cache-affinity-filter",
+      .text("filters", filters,
             "comma list of filters applied in order ('' or 'none': no filter); valid: " +
                 filter_names)
-      .text("scorers", "token-load-scorer:1,active-request-scorer:1",
+      .text("scorers", scorers,
             "comma list of name:weight (weight 1 if omitted); total = sum of weight x "
             "clamp(score, 0, 1); valid: " +
                 scorer_names)
@@ -204,6 +216,10 @@ ParamSpec epp_spec() {
       .integer("max_prefix_blocks", 256,
                "at most this many leading prompt blocks are hashed and matched "
                "(GIE maxPrefixBlocksToMatch)",
+               1, 1e9)
+      .integer("load_aware_threshold", 128,
+               "load-aware-scorer: waiting requests at which a pod scores 0 (llm-d "
+               "QueueThresholdDefault)",
                1, 1e9)
       .integer("lru_capacity_per_server", 31250,
                "blocks the index remembers per pod, LRU (GIE lruCapacityPerServer)", 1, 1e12)
@@ -239,6 +255,18 @@ const PolicyRegistrar kEppRegistrar(
     "Endpoint Picker (GIE / llm-d): prefix-cache-affinity filter, weighted token-load + "
     "active-request scorers, max-score picker; approximate prefix index written on dispatch",
     epp_spec(), [](const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
+      return std::make_unique<EppPolicy>(p, ctx);
+    });
+
+// The llm-d inference scheduler's sample profile "prefix cache in estimate mode and load-aware
+// scorers" (llm-d/llm-d-inference-scheduler, deploy/config sample EndpointPickerConfig):
+// no filter, prefix-cache-scorer weight 2, load-aware-scorer weight 1, max-score picker.
+const PolicyRegistrar kEppLlmdLoadAwareRegistrar(
+    "epp-llmd-load-aware",
+    "EPP preset: llm-d's estimate-mode sample profile, prefix-cache-scorer x2 + load-aware-scorer, "
+    "no filter, max-score picker",
+    epp_spec("none", "prefix-cache-scorer:2,load-aware-scorer:1"),
+    [](const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
       return std::make_unique<EppPolicy>(p, ctx);
     });
 

@@ -282,3 +282,74 @@ TEST(EppTest, RegisteredWithEveryParameterDocumented) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+Request cold_request(std::int64_t id, std::uint64_t content) {
+  Request r;
+  r.id = id;
+  r.prompt = {Segment{content, 64}};
+  r.prompt_tokens = 64;
+  r.output_tokens = 4;
+  r.output_content_id = content + 1;
+  compute_block_hashes(r, 16);
+  return r;
+}
+
+TEST(EppScorers, LoadAwareFollowsTheWaitingQueue) {
+  Params p = PolicyRegistry::instance().get("epp", "policy").spec.defaults();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("load-aware-scorer:1"));
+  PolicyContext ctx;
+  ctx.pod_names = {"pod-0", "pod-1", "pod-2"};
+  EppPolicy epp(p, ctx);
+  std::vector<PodState> pods(3);
+  for (int i = 0; i < 3; ++i) pods[static_cast<size_t>(i)].index = i;
+  pods[0].waiting = 64;   // 0.5 x (1 - 64/128) = 0.25
+  pods[1].waiting = 0;    // 0.5
+  pods[2].waiting = 500;  // capped at the threshold: 0
+  const Request r = cold_request(1, 11);
+  const auto scored = epp.evaluate(r, pods);
+  EXPECT_DOUBLE_EQ(scored.totals[0], 0.25);
+  EXPECT_DOUBLE_EQ(scored.totals[1], 0.5);
+  EXPECT_DOUBLE_EQ(scored.totals[2], 0.0);
+}
+
+TEST(EppScorers, NoHitLruSpreadsColdRequests) {
+  Params p = PolicyRegistry::instance().get("epp", "policy").spec.defaults();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("no-hit-lru-scorer:1"));
+  p.set("tie_break", std::string("rotation"));
+  PolicyContext ctx;
+  ctx.pod_names = {"pod-0", "pod-1", "pod-2"};
+  EppPolicy epp(p, ctx);
+  std::vector<PodState> pods(3);
+  for (int i = 0; i < 3; ++i) pods[static_cast<size_t>(i)].index = i;
+  // Three cold requests with distinct prefixes: never-used pods first, in order 1.0, 0.5, 0.
+  std::vector<int> chosen;
+  for (int i = 0; i < 3; ++i) {
+    const Request r = cold_request(i, 100 + 10 * static_cast<std::uint64_t>(i));
+    const int pod = epp.pick(r, pods, RouteContext{});
+    epp.on_dispatched(r, pod);
+    chosen.push_back(pod);
+  }
+  EXPECT_EQ(chosen, (std::vector<int>{0, 1, 2}));
+  // A fourth cold request goes to the least recently used: pod-0 (rank 0 -> score 1).
+  const Request r4 = cold_request(3, 500);
+  EXPECT_EQ(epp.pick(r4, pods, RouteContext{}), 0);
+  // A warm request (its prefix is on pod-1) scores 0.5 everywhere.
+  const Request warm = cold_request(4, 110);
+  const auto scored = epp.evaluate(warm, pods);
+  for (double t : scored.totals) EXPECT_DOUBLE_EQ(t, 0.5);
+}
+
+TEST(EppPresets, LlmdLoadAwarePresetIsRegisteredWithItsProfile) {
+  const auto& e = PolicyRegistry::instance().get("epp-llmd-load-aware", "policy");
+  const Params d = e.spec.defaults();
+  EXPECT_EQ(d.get_string("filters"), "none");
+  EXPECT_EQ(d.get_string("scorers"), "prefix-cache-scorer:2,load-aware-scorer:1");
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -146,6 +146,67 @@ class PrefixCacheScorer : public EppScorer {
   }
 };
 
+// load-aware-scorer, llm-d-inference-scheduler pkg/plugins/scorer/load_aware.go: 0.5 for an
+// empty waiting queue, else 0.5 x (1 - min(waiting, threshold) / threshold); threshold 128.
+class LoadAwareScorer : public EppScorer {
+ public:
+  explicit LoadAwareScorer(const EppPluginArgs& args)
+      : threshold_(static_cast<double>(args.params->get_int("load_aware_threshold"))) {}
+  void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
+    for (size_t k = 0; k < kept.size(); ++k) {
+      const double waiting = static_cast<double>(cycle.pods[kept[k]].waiting);
+      out[k] = waiting <= 0 ? 0.5 : 0.5 * (1.0 - std::min(waiting, threshold_) / threshold_);
+    }
+  }
+
+ private:
+  double threshold_;
+};
+
+// no-hit-lru-scorer, llm-d-inference-scheduler pkg/plugins/scorer/no_hit_lru.go: for a cold
+// request (no pod holds any of its prefix), pods that never took a cold request score highest,
+// then the least recently used for cold requests, 1 - rank / (n - 1); warm requests score 0.5
+// everywhere. Spreads the cache growth of new prefixes.
+class NoHitLruScorer : public EppScorer {
+ public:
+  explicit NoHitLruScorer(const EppPluginArgs&) {}
+  void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
+    bool cold = true;
+    for (double s : cycle.prefix_score) cold = cold && s <= 0;
+    if (!cold) {
+      std::fill(out.begin(), out.end(), 0.5);
+      return;
+    }
+    const auto n = static_cast<double>(kept.size());
+    if (kept.size() == 1) {
+      out[0] = 1.0;
+      return;
+    }
+    int never_used = 0;
+    for (size_t k = 0; k < kept.size(); ++k) {
+      if (position(cycle.pods[kept[k]].index) < 0) out[k] = 1.0 - never_used++ / (n - 1);
+    }
+    for (size_t k = 0; k < kept.size(); ++k) {
+      const int pos = position(cycle.pods[kept[k]].index);
+      if (pos >= 0) out[k] = std::max(0.0, 1.0 - (never_used + pos) / (n - 1));
+    }
+  }
+  void dispatched(int pod, bool cold) override {
+    if (!cold) return;
+    std::erase(lru_, pod);
+    lru_.push_back(pod);  // most recent last; position 0 is the least recently used
+  }
+
+ private:
+  int position(int pod) const {
+    for (size_t i = 0; i < lru_.size(); ++i) {
+      if (lru_[i] == pod) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  std::vector<int> lru_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Pickers
 
@@ -252,6 +313,8 @@ const Factories<EppScorer>& scorers() {
       {"queue-scorer", factory<EppScorer, QueueScorer>()},
       {"kv-cache-utilization-scorer", factory<EppScorer, KvCacheUtilizationScorer>()},
       {"prefix-cache-scorer", factory<EppScorer, PrefixCacheScorer>()},
+      {"load-aware-scorer", factory<EppScorer, LoadAwareScorer>()},
+      {"no-hit-lru-scorer", factory<EppScorer, NoHitLruScorer>()},
   };
   return f;
 }

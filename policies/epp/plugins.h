@@ -33,6 +33,11 @@ class EppScorer {
   virtual ~EppScorer() = default;
   // Writes one score per kept candidate into `out` (same order as `kept`).
   virtual void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) = 0;
+  // The request was sent to `pod`; `cold` = no pod held any of its prefix (GIE PreRequest).
+  virtual void dispatched(int pod, bool cold) {
+    (void)pod;
+    (void)cold;
+  }
 };
 
 class EppPicker {
