@@ -1,8 +1,8 @@
 // fleetsim: the command-line front end. Tables for people, JSON on stdout for tools, logs on
 // stderr. Every user error exits non-zero with a message naming what to fix.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -155,8 +155,8 @@ int cmd_list(const std::string& what) {
     for (const auto& g : gpu_catalog()) {
       std::cout << std::left << std::setw(16) << g.name << std::right << std::setw(7)
                 << g.memory_gib << " GiB " << std::setw(7) << g.memory_bandwidth_gbs << " GB/s "
-                << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s "
-                << std::setw(7) << g.fp8_tflops << " FP8 TFLOP/s\n";
+                << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s " << std::setw(7) << g.fp8_tflops
+                << " FP8 TFLOP/s\n";
     }
   } else if (what == "models") {
     for (const auto& name : model_names()) {
@@ -204,9 +204,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
   run_cmd->add_option("--format", run.format, "output format")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  run_cmd->add_option("--out", run.out_dir, "also write result.json, summary.csv, requests.csv here");
-  run_cmd->add_option("--seed", run.seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--set", run.sets, "override a field by dotted path: PATH=VALUE (repeatable)");
+  run_cmd->add_option("--out", run.out_dir,
+                      "also write result.json, summary.csv, requests.csv here");
+  run_cmd->add_option("--seed", run.seed, "override the scenario's seed")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--set", run.sets,
+                      "override a field by dotted path: PATH=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
       ->check(CLI::NonNegativeNumber);
 
@@ -221,13 +224,16 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--format", sweep.format, "output format")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sweep_cmd->add_option("--out", sweep.out_dir, "also write sweep.json and sweep.csv here");
-  sweep_cmd->add_option("--threads", sweep.threads, "threads (0 = all cores); results do not depend on it")
+  sweep_cmd
+      ->add_option("--threads", sweep.threads,
+                   "threads (0 = all cores); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
 
   ValidateOptions val;
   CLI::App* validate_cmd = app.add_subcommand(
-      "validate", "run the validation scenarios and compare every figure with its measurement; "
-                  "exit 1 when a tolerance is broken");
+      "validate",
+      "run the validation scenarios and compare every figure with its measurement; "
+      "exit 1 when a tolerance is broken");
   validate_cmd->add_option("files", val.files, "validation files (default: validation/*.yaml)");
   validate_cmd->add_option("--format", val.format, "output format")
       ->check(CLI::IsMember({"table", "json", "markdown"}));
@@ -242,8 +248,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"policies", "workloads", "gpus", "models"}));
 
   std::string describe_name;
-  CLI::App* describe_cmd = app.add_subcommand("describe", "show the parameters of a policy, a workload, or the server / cost_model sections");
-  describe_cmd->add_option("name", describe_name, "policy, workload, server or cost_model")->required();
+  CLI::App* describe_cmd = app.add_subcommand(
+      "describe",
+      "show the parameters of a policy, a workload, or the server / cost_model sections");
+  describe_cmd->add_option("name", describe_name, "policy, workload, server or cost_model")
+      ->required();
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));

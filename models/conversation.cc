@@ -13,6 +13,16 @@ constexpr std::uint64_t kAnswer = 3;
 constexpr std::uint64_t kSharedConversation = ~0ULL;
 }  // namespace
 
+ConversationShape conversation_shape_from(const Params& p) {
+  ConversationShape shape;
+  shape.system_prompt_tokens = p.get_distribution_ptr("system_prompt_tokens");
+  shape.shared_system_prompt = p.get_bool("shared_system_prompt");
+  shape.question_tokens = p.get_distribution_ptr("question_tokens");
+  shape.answer_tokens = p.get_distribution_ptr("answer_tokens");
+  shape.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+  return shape;
+}
+
 std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::uint64_t turn) {
   const std::uint64_t key[3] = {kind, conversation, turn};
   return XXH3_64bits(key, sizeof key);
@@ -30,8 +40,8 @@ Conversation::Conversation(std::int64_t id, const ConversationShape& shape, std:
   std::int32_t sys_tokens = 0;
   if (shape.shared_system_prompt) {
     // One length for everyone: drawn from a stream all conversations share.
-    Rng shared = make_rng(seed, "conversation/shared-system" +
-                                    (tenant_.empty() ? std::string() : "/" + tenant_));
+    Rng shared = make_rng(
+        seed, "conversation/shared-system" + (tenant_.empty() ? std::string() : "/" + tenant_));
     sys_tokens = sample_tokens(*shape.system_prompt_tokens, shared, 0);
   } else {
     sys_tokens = sample_tokens(*shape.system_prompt_tokens, rng_, 0);

@@ -20,6 +20,10 @@ struct ConversationShape {
   std::int32_t template_tokens_per_turn = 0;  // chat-template tokens wrapping each exchange
 };
 
+// The shape from a workload's parameters (system_prompt_tokens, shared_system_prompt,
+// question_tokens, answer_tokens, template_tokens_per_turn).
+ConversationShape conversation_shape_from(const Params& p);
+
 // Stable content ids: the same (kind, conversation, turn) always names the same text.
 std::uint64_t content_id(std::uint64_t kind, std::uint64_t conversation, std::uint64_t turn);
 

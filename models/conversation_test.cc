@@ -245,7 +245,8 @@ TEST(ConversationTenants, EachTenantSharesItsOwnSystemPrompt) {
   shape.question_tokens = constant_distribution(10);
   shape.answer_tokens = constant_distribution(5);
   Conversation a1(1, shape, 7, "support"), a2(2, shape, 7, "support"), b(3, shape, 7, "coding");
-  const Request r1 = a1.make_turn_request(), r2 = a2.make_turn_request(), r3 = b.make_turn_request();
+  const Request r1 = a1.make_turn_request(), r2 = a2.make_turn_request(),
+                r3 = b.make_turn_request();
   EXPECT_EQ(r1.prompt.front().content_id, r2.prompt.front().content_id);
   EXPECT_NE(r1.prompt.front().content_id, r3.prompt.front().content_id);
   EXPECT_EQ(r1.tenant, "support");

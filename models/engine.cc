@@ -79,8 +79,8 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget) {
     const std::span<const BlockHash> hashes = hashes_of(s);
     const std::int32_t cached_blocks = cache_.lookup(hashes, s.num_tokens());
     const std::int32_t cached = cached_blocks * config_.block_size;
-    const bool count = s.preemptions == 0 &&
-                       (config_.counting == PrefixCountingMode::kPerLookup || !s.counted);
+    const bool count =
+        s.preemptions == 0 && (config_.counting == PrefixCountingMode::kPerLookup || !s.counted);
     if (count) {
       counters_.prefix_cache_queries += s.num_tokens();
       counters_.prefix_cache_hits += cached;

@@ -37,11 +37,11 @@ struct EngineConfig {
 // The engine's view of one request.
 struct Sequence {
   RequestPtr request;
-  std::int32_t num_computed = 0;  // tokens whose KV is computed (or scheduled this step)
-  std::int32_t num_output = 0;    // tokens generated so far
+  std::int32_t num_computed = 0;    // tokens whose KV is computed (or scheduled this step)
+  std::int32_t num_output = 0;      // tokens generated so far
   std::int32_t cached_tokens = -1;  // prefix-cache hit at first admission; -1 before
   std::int32_t preemptions = 0;
-  bool counted = false;           // prefix-cache queries already counted once
+  bool counted = false;  // prefix-cache queries already counted once
   TimeNs enqueued = 0;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }

@@ -30,8 +30,8 @@ struct Request {
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  // tokens the request generates
   std::uint64_t output_content_id = 0;
-  TimeNs arrival = 0;              // when the client sent it (its first attempt)
-  std::int32_t attempt = 1;        // 1 for the first try; a client's retry sends attempt + 1
+  TimeNs arrival = 0;        // when the client sent it (its first attempt)
+  std::int32_t attempt = 1;  // 1 for the first try; a client's retry sends attempt + 1
   // False for requests sent during a workload's warm-up (or outside its measurement window):
   // they load the fleet but summaries leave them out.
   bool measured = true;

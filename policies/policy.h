@@ -18,8 +18,8 @@ namespace fleetsim {
 
 // What a router can see of one pod.
 struct PodState {
-  int index = 0;                     // the pod's index in the fleet
-  std::string name;                  // "pod-0", ...
+  int index = 0;     // the pod's index in the fleet
+  std::string name;  // "pod-0", ...
   bool healthy = true;
   std::int32_t inflight_requests = 0;  // dispatched by this gateway, not yet finished
   std::int64_t inflight_tokens = 0;    // prompt + expected output tokens of those requests
@@ -32,8 +32,8 @@ struct PodState {
 struct PolicyContext {
   std::vector<std::string> pod_names;
   std::int32_t engine_block_size = 16;
-  std::uint64_t seed = 0;        // scenario seed; policies derive their own streams from it
-  std::string stream_name;       // unique per arm, e.g. "arm/epp/policy"
+  std::uint64_t seed = 0;   // scenario seed; policies derive their own streams from it
+  std::string stream_name;  // unique per arm, e.g. "arm/epp/policy"
 };
 
 // A counter a policy keeps about its own decisions (hits, fallbacks, rebinds, ...), named after

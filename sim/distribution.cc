@@ -238,9 +238,7 @@ const std::map<std::string, Kind>& kinds() {
                         .real("high", 1, "upper end of the interval")),
         [](const Params& p) { return std::make_shared<Uniform>(p); }}},
       {"normal",
-       {with_bounds(ParamSpec()
-                        .real("mean", 0, "mean")
-                        .real("std", 1, "standard deviation", 0)),
+       {with_bounds(ParamSpec().real("mean", 0, "mean").real("std", 1, "standard deviation", 0)),
         [](const Params& p) { return std::make_shared<Normal>(p); }}},
       {"lognormal",
        {with_bounds(ParamSpec()
@@ -294,8 +292,8 @@ std::shared_ptr<const Distribution> parse_distribution(const YAML::Node& node,
   if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a number or a map");
   const YAML::Node kind_node = node["dist"];
   if (!kind_node.IsDefined() || !kind_node.IsScalar()) {
-    throw ScenarioError(where.at(node) + ": missing field 'dist'; valid kinds: " +
-                        join(distribution_names(), ", "));
+    throw ScenarioError(where.at(node) +
+                        ": missing field 'dist'; valid kinds: " + join(distribution_names(), ", "));
   }
   const std::string kind = kind_node.Scalar();
   auto it = kinds().find(kind);

@@ -22,7 +22,9 @@ class EventLoop {
 
   TimeNs now() const { return now_; }
   EventId schedule_at(TimeNs at, Callback cb);
-  EventId schedule_in(TimeNs delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  EventId schedule_in(TimeNs delay, Callback cb) {
+    return schedule_at(now_ + delay, std::move(cb));
+  }
   // A background event (a health probe, a metrics scrape, a scheduled fault): it runs in time
   // order like any other, but run() returns once only background events are left, so periodic
   // machinery never keeps a finished simulation alive.

@@ -73,7 +73,10 @@ const std::string& Params::get_string(const std::string& name) const {
   return std::get<std::string>(get(name));
 }
 const Distribution& Params::get_distribution(const std::string& name) const {
-  return *std::get<DistributionPtr>(get(name));
+  return *get_distribution_ptr(name);
+}
+DistributionPtr Params::get_distribution_ptr(const std::string& name) const {
+  return std::get<DistributionPtr>(get(name));
 }
 
 ParamSpec& ParamSpec::integer(std::string name, std::int64_t def, std::string help, double min,
@@ -81,8 +84,7 @@ ParamSpec& ParamSpec::integer(std::string name, std::int64_t def, std::string he
   defs_.push_back({std::move(name), ParamType::kInt, def, std::move(help), min, max, {}});
   return *this;
 }
-ParamSpec& ParamSpec::real(std::string name, double def, std::string help, double min,
-                           double max) {
+ParamSpec& ParamSpec::real(std::string name, double def, std::string help, double min, double max) {
   defs_.push_back({std::move(name), ParamType::kDouble, def, std::move(help), min, max, {}});
   return *this;
 }
@@ -144,10 +146,13 @@ std::string range_text(const ParamDef& d) {
 ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWhere& where) {
   if (d.type == ParamType::kDistribution) return parse_distribution(node, where);
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
-  if (!node.IsScalar()) throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
-                                            (node.IsMap() ? "map" : "list"));
+  if (!node.IsScalar())
+    throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
+                        (node.IsMap() ? "map" : "list"));
   const std::string raw = node.Scalar();
-  auto fail = [&]() { throw ScenarioError(where.at(node) + ": " + expected + ", got '" + raw + "'"); };
+  auto fail = [&]() {
+    throw ScenarioError(where.at(node) + ": " + expected + ", got '" + raw + "'");
+  };
   switch (d.type) {
     case ParamType::kInt: {
       std::int64_t v = 0;
@@ -174,8 +179,8 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
     case ParamType::kString: {
       if (!d.choices.empty() &&
           std::find(d.choices.begin(), d.choices.end(), raw) == d.choices.end()) {
-        throw ScenarioError(where.at(node) + ": unknown value '" + raw + "'; valid values: " +
-                            join(d.choices, ", "));
+        throw ScenarioError(where.at(node) + ": unknown value '" + raw +
+                            "'; valid values: " + join(d.choices, ", "));
       }
       return raw;
     }
@@ -198,11 +203,13 @@ Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where, Params
   if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map of parameters");
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
-    auto it = std::find_if(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == key; });
+    auto it =
+        std::find_if(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == key; });
     if (it == defs_.end()) {
       std::vector<std::string> names;
       for (const auto& d : defs_) names.push_back(d.name);
-      throw ScenarioError(where.child(key).at(kv.first) + ": unknown parameter; valid parameters: " +
+      throw ScenarioError(where.child(key).at(kv.first) +
+                          ": unknown parameter; valid parameters: " +
                           (names.empty() ? std::string("(none)") : join(names, ", ")));
     }
     p.set(key, parse_value(*it, kv.second, where.child(key)));

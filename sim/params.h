@@ -37,8 +37,8 @@ struct ParamDef {
 struct YamlWhere {
   std::string file;
   std::string path;
-  std::string at(const YAML::Node& node) const;       // "file:line: path"
-  YamlWhere child(const std::string& key) const;      // path + "." + key
+  std::string at(const YAML::Node& node) const;   // "file:line: path"
+  YamlWhere child(const std::string& key) const;  // path + "." + key
 };
 
 class Params {
@@ -48,6 +48,7 @@ class Params {
   bool get_bool(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
   const Distribution& get_distribution(const std::string& name) const;
+  DistributionPtr get_distribution_ptr(const std::string& name) const;
   void set(const std::string& name, ParamValue v) { values_[name] = std::move(v); }
   const std::map<std::string, ParamValue>& values() const { return values_; }
 

@@ -34,8 +34,8 @@ TEST(Sweep, GridIsTheCartesianProductAndThreadsDoNotChangeIt) {
 }
 
 TEST(Sweep, ScenarioGridIsUsedWithoutFlags) {
-  const SweepResult r = run_sweep(testing::source_path("scenarios/loxilb-3pod-sweep.yaml"),
-                                  {}, {}, 2);
+  const SweepResult r =
+      run_sweep(testing::source_path("scenarios/loxilb-3pod-sweep.yaml"), {}, {}, 2);
   ASSERT_EQ(r.points.size(), 6u);
   EXPECT_EQ(r.points.back().vary[0].second, "64");
   // More streams, more throughput for the prefix-affine EPP.

@@ -78,10 +78,9 @@ EppCycle EppPolicy::make_cycle(const Request& request, std::span<const PodState>
   cycle.prefix_score.assign(candidates.size(), 0.0);
   if (precise_) {
     // The engine's own block hashes of the prompt, matched against each pod's stored blocks.
-    const std::size_t blocks =
-        std::min<std::size_t>(request.block_hashes ? request.block_hashes->size() : 0,
-                              static_cast<std::size_t>(request.prompt_tokens /
-                                                       std::max(1, request.hash_block_size)));
+    const std::size_t blocks = std::min<std::size_t>(
+        request.block_hashes ? request.block_hashes->size() : 0,
+        static_cast<std::size_t>(request.prompt_tokens / std::max(1, request.hash_block_size)));
     if (blocks == 0) return cycle;
     for (size_t i = 0; i < candidates.size(); ++i) {
       const auto& have = cached_[static_cast<size_t>(candidates[i].index)];

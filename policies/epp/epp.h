@@ -5,8 +5,8 @@
 
 #include <memory>
 #include <span>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 

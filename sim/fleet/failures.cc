@@ -43,7 +43,8 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   }
   nlohmann::json window = nullptr;
   if (first_err >= 0) {
-    window = {{"first_s", secs(first_err)}, {"last_s", secs(last_err)},
+    window = {{"first_s", secs(first_err)},
+              {"last_s", secs(last_err)},
               {"duration_s", secs(last_err - first_err)}};
   }
 
@@ -95,7 +96,8 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   nlohmann::json timeline = nlohmann::json::array();
   const TimeNs bucket = kNsPerSec;
   const std::int64_t buckets = end / bucket + 1;
-  std::vector<std::int64_t> ok(static_cast<size_t>(buckets), 0), err(static_cast<size_t>(buckets), 0);
+  std::vector<std::int64_t> ok(static_cast<size_t>(buckets), 0),
+      err(static_cast<size_t>(buckets), 0);
   for (const auto& a : attempts_) {
     const auto b = static_cast<size_t>(std::min<std::int64_t>(a.t / bucket, buckets - 1));
     ++(a.outcome == Outcome::kOk ? ok : err)[b];

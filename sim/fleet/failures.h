@@ -43,7 +43,7 @@ class FailureTracker : public FleetObserver {
     Outcome outcome;
   };
   std::vector<Fault> faults_;
-  std::vector<Event> attempts_;                 // every attempt's end
+  std::vector<Event> attempts_;  // every attempt's end
   std::vector<std::pair<TimeNs, int>> dispatches_;
   std::vector<std::tuple<TimeNs, int, bool>> health_changes_;
   std::vector<bool> healthy_;

@@ -26,7 +26,8 @@ ArmResult run(const std::string& yaml) {
 TEST(Failures, RefusedPodWithoutHealthChecksFailsEveryOtherRequest) {
   // Round robin alternates pod-0, pod-1, ...; pod-1 refuses from t=0, nobody probes it, so
   // requests 1, 3, 5, 7, 9 get HTTP 502 and are lost (no retries).
-  const ArmResult a = run(base("round_robin", "faults: [{kind: pod_kill, target: pod-1, at_s: 0}]\n"));
+  const ArmResult a =
+      run(base("round_robin", "faults: [{kind: pod_kill, target: pod-1, at_s: 0}]\n"));
   const auto& f = a.failures;
   EXPECT_EQ(f["errors_by_class"]["http_502"], 5);
   EXPECT_EQ(f["requests_lost"], 5);
@@ -57,10 +58,11 @@ TEST(Failures, RetryOnTheNextPodSavesEveryRequest) {
 TEST(Failures, ProbesDetectARefusedPodAfterFallFailures) {
   // Probes every 1 s at t = 0, 1, 2, ... (aligned), answered after one round trip of 2 x 0.25 ms.
   // The pod dies at 2.5 s; the probes at 3 s and 4 s fail; fall = 2 marks it down at 4.0005 s.
-  const ArmResult a = run(base("round_robin",
-                               "gateway: {probe_interval_s: 1, probe_fall: 2, probe_phase: aligned}\n"
-                               "faults: [{kind: pod_kill, target: pod-1, at_s: 2.5}]\n",
-                               300));
+  const ArmResult a =
+      run(base("round_robin",
+               "gateway: {probe_interval_s: 1, probe_fall: 2, probe_phase: aligned}\n"
+               "faults: [{kind: pod_kill, target: pod-1, at_s: 2.5}]\n",
+               300));
   ASSERT_GT(a.summary.duration_s, 5.0) << "the run must outlast the detection";
   const auto& fault = a.failures["faults"][0];
   EXPECT_DOUBLE_EQ(fault["detection_latency_s"].get<double>(), 1.5005);
@@ -72,10 +74,11 @@ TEST(Failures, ProbesDetectARefusedPodAfterFallFailures) {
 TEST(Failures, BlackHoleTimesOutAfterTheGatewayTimeout) {
   // pod-1 swallows connections; the request routed there fails exactly request_timeout_s after
   // its dispatch (plus nothing else: no answer ever comes).
-  const ArmResult a = run(base("round_robin",
-                               "gateway: {request_timeout_s: 2}\n"
-                               "faults: [{kind: pod_kill, target: pod-1, at_s: 0, mode: black_hole}]\n",
-                               2));
+  const ArmResult a =
+      run(base("round_robin",
+               "gateway: {request_timeout_s: 2}\n"
+               "faults: [{kind: pod_kill, target: pod-1, at_s: 0, mode: black_hole}]\n",
+               2));
   ASSERT_EQ(a.failures["errors_by_class"]["timeout"], 1);
   const RequestRecord& r1 = a.records[1];
   EXPECT_EQ(r1.outcome, Outcome::kTimeout);
@@ -107,11 +110,12 @@ TEST(Failures, RestartedPodServesAgainAfterItsModelLoads) {
   // pod-1 restarts at 1 s and loads for 3 s: its requests are refused until 4 s. With probes
   // (0.5 s, fall 1, rise 1) the gateway stops sending at the first failed probe and resumes
   // after the first good one past 4 s; recovery is the first success on pod-1 after 4 s.
-  const ArmResult a = run(base("round_robin",
-                               "gateway: {probe_interval_s: 0.5, probe_fall: 1, probe_rise: 1, "
-                               "probe_phase: aligned}\n"
-                               "faults: [{kind: pod_restart, target: pod-1, at_s: 1, load_time_s: 3}]\n",
-                               200));
+  const ArmResult a =
+      run(base("round_robin",
+               "gateway: {probe_interval_s: 0.5, probe_fall: 1, probe_rise: 1, "
+               "probe_phase: aligned}\n"
+               "faults: [{kind: pod_restart, target: pod-1, at_s: 1, load_time_s: 3}]\n",
+               200));
   const auto& fault = a.failures["faults"][0];
   EXPECT_DOUBLE_EQ(fault["back_at_s"].get<double>(), 4.0);
   ASSERT_FALSE(fault["recovery_s"].is_null());

@@ -21,8 +21,7 @@ ParamSpec base(const std::string& target_help) {
 
 ParamSpec with_restart(ParamSpec s) {
   return s
-      .real("restart_after_s", 0, "the process comes back this long after the fault (0 = never)",
-            0)
+      .real("restart_after_s", 0, "the process comes back this long after the fault (0 = never)", 0)
       .real("load_time_s", 60,
             "model-load time of a restarted process before it answers (weights from disk, "
             "CUDA graphs)",
@@ -37,14 +36,12 @@ PodHealth mode_of(const Params& p) {
 
 const std::map<std::string, ParamSpec>& fault_specs() {
   static const std::map<std::string, ParamSpec> specs = {
-      {"pod_kill",
-       with_restart(base("pod, GPU or node whose pods die (pod-N, gpu-N, node-N)")
-                        .text("mode", "refused",
-                              "how the dead pod answers: refused (HTTP 502 at once) or "
-                              "black_hole (requests wait for the gateway's timeout)",
-                              {"refused", "black_hole"}))},
-      {"node_loss",
-       with_restart(base("the node lost with every pod on it (node-N)"))},
+      {"pod_kill", with_restart(base("pod, GPU or node whose pods die (pod-N, gpu-N, node-N)")
+                                    .text("mode", "refused",
+                                          "how the dead pod answers: refused (HTTP 502 at once) or "
+                                          "black_hole (requests wait for the gateway's timeout)",
+                                          {"refused", "black_hole"}))},
+      {"node_loss", with_restart(base("the node lost with every pod on it (node-N)"))},
       {"pod_delete",
        base("the pod force-deleted (pod-N)")
            .real("kill_delay_s", 1.0,
@@ -56,19 +53,16 @@ const std::map<std::string, ParamSpec>& fault_specs() {
                  "it joins the picker's endpoints once Ready, after the watch delay",
                  0)
            .real("load_time_s", 60, "model-load time of the replacement pod", 0)},
-      {"pod_restart",
-       base("pod, GPU or node whose pods restart").real("load_time_s", 60,
-                                                        "model-load time before it answers", 0)},
+      {"pod_restart", base("pod, GPU or node whose pods restart")
+                          .real("load_time_s", 60, "model-load time before it answers", 0)},
       {"picker_outage",
        base("").real("duration_s", 0, "how long the picker is down (0 = until the end)", 0)},
-      {"slow_pod",
-       base("pod, GPU or node whose pods slow down")
-           .real("factor", 2.0, "engine steps take this many times longer", 1e-3)
-           .real("duration_s", 0, "how long (0 = until the end)", 0)},
-      {"network_delay",
-       base("pod, GPU or node whose link to the gateway is delayed")
-           .real("extra_ms", 50, "extra one-way latency", 0)
-           .real("duration_s", 0, "how long (0 = until the end)", 0)},
+      {"slow_pod", base("pod, GPU or node whose pods slow down")
+                       .real("factor", 2.0, "engine steps take this many times longer", 1e-3)
+                       .real("duration_s", 0, "how long (0 = until the end)", 0)},
+      {"network_delay", base("pod, GPU or node whose link to the gateway is delayed")
+                            .real("extra_ms", 50, "extra one-way latency", 0)
+                            .real("duration_s", 0, "how long (0 = until the end)", 0)},
   };
   return specs;
 }

@@ -40,8 +40,7 @@ const ParamSpec& gateway_spec() {
                 {"fail_open", "fail_close"})
           .text("fallback_policy", "round_robin", "the gateway's own rule under fail_open")
           .real("endpoint_watch_delay_ms", 100,
-                "a deleted (or newly ready) pod reaches the picker's endpoint list after this",
-                0)
+                "a deleted (or newly ready) pod reaches the picker's endpoint list after this", 0)
           .real("scrape_interval_ms", 0,
                 "engine metrics (queue, running, KV use) the router reads are scraped this "
                 "often; 0 = live",
@@ -100,12 +99,10 @@ void Gateway::start() {
   }
   if (config_.probe_interval > 0) {
     for (size_t i = 0; i < pods_.size(); ++i) {
-      const TimeNs phase =
-          config_.probe_random_phase
-              ? std::uniform_int_distribution<TimeNs>(0, config_.probe_interval - 1)(rng_)
-              : 0;
-      loop_.schedule_background_at(loop_.now() + phase,
-                                   [this, i] { probe(static_cast<int>(i)); });
+      const TimeNs phase = config_.probe_random_phase ? std::uniform_int_distribution<TimeNs>(
+                                                            0, config_.probe_interval - 1)(rng_)
+                                                      : 0;
+      loop_.schedule_background_at(loop_.now() + phase, [this, i] { probe(static_cast<int>(i)); });
     }
   }
   if (config_.scrape_interval > 0) scrape();
@@ -238,7 +235,8 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
     // Streaming has begun: the first-byte timeout no longer applies.
     loop_.cancel(it->second.timeout);
     it->second.timeout = EventId{};
-    if (auto by = routed_by_.find(r->id); by != routed_by_.end()) by->second->on_first_token(*r, pod);
+    if (auto by = routed_by_.find(r->id); by != routed_by_.end())
+      by->second->on_first_token(*r, pod);
     observer_.on_first_token(*r, pod, loop_.now());
   });
 }

@@ -20,8 +20,8 @@ namespace fleetsim {
 enum class PickerFailureMode { kFailOpen, kFailClose };
 
 struct GatewayConfig {
-  TimeNs network_latency = 0;   // one way, gateway <-> pod
-  TimeNs request_timeout = 0;   // a request with no answer by then fails (0 = never)
+  TimeNs network_latency = 0;  // one way, gateway <-> pod
+  TimeNs request_timeout = 0;  // a request with no answer by then fails (0 = never)
   // Health probes (0 interval = no health checking: every pod is believed up).
   TimeNs probe_interval = 0;
   TimeNs probe_timeout = 0;
@@ -61,7 +61,9 @@ class Gateway : public PodListener {
 
   // Faults and the control plane.
   void set_picker_up(bool up) { picker_up_ = up; }
-  void set_extra_latency(int pod, TimeNs extra) { extra_latency_[static_cast<size_t>(pod)] = extra; }
+  void set_extra_latency(int pod, TimeNs extra) {
+    extra_latency_[static_cast<size_t>(pod)] = extra;
+  }
   void remove_endpoint(int pod);  // after the watch delay
   void add_endpoint(int pod);     // after the watch delay
 

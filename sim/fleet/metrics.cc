@@ -1,8 +1,8 @@
 #include "sim/fleet/metrics.h"
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "sim/errors.h"
@@ -108,7 +108,8 @@ void conversation_affinity(const std::vector<RequestRecord>& records, RoutingEvi
     }
     if (all_same) ++one_pod;
   }
-  e.same_pod_as_previous_turn = warm > 0 ? static_cast<double>(same) / static_cast<double>(warm) : 0;
+  e.same_pod_as_previous_turn =
+      warm > 0 ? static_cast<double>(same) / static_cast<double>(warm) : 0;
   e.conversations_on_one_pod =
       multi > 0 ? static_cast<double>(one_pod) / static_cast<double>(multi) : 0;
 }

@@ -35,7 +35,9 @@ class FleetObserver {
     (void)pod, (void)plan, (void)start, (void)duration;
   }
   // The gateway's health checks marked a pod down or up.
-  virtual void on_health_change(int pod, bool healthy, TimeNs t) { (void)pod, (void)healthy, (void)t; }
+  virtual void on_health_change(int pod, bool healthy, TimeNs t) {
+    (void)pod, (void)healthy, (void)t;
+  }
 };
 
 // Fans every signal out to several observers, in the order they were added.

@@ -67,9 +67,8 @@ void Pod::receive(RequestPtr r) {
       listener_->on_pod_failed(r, index_, Outcome::kRefused502);
       return;
   }
-  const auto overhead =
-      config_.api_overhead_fixed +
-      static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
+  const auto overhead = config_.api_overhead_fixed +
+                        static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
   loop_.schedule_in(overhead, [this, r = std::move(r), epoch = epoch_]() mutable {
     enqueue(std::move(r), epoch);
   });

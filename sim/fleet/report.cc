@@ -14,7 +14,9 @@ namespace {
 double rounded(double x) { return std::round(x * 1e6) / 1e6; }
 
 nlohmann::json pct_json(const Percentiles& p) {
-  return {{"mean", rounded(p.mean)}, {"p50", rounded(p.p50)}, {"p95", rounded(p.p95)},
+  return {{"mean", rounded(p.mean)},
+          {"p50", rounded(p.p50)},
+          {"p95", rounded(p.p95)},
           {"p99", rounded(p.p99)}};
 }
 
@@ -82,7 +84,8 @@ nlohmann::json summary_json(const ArmSummary& s) {
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
-    nlohmann::json arm = {{"name", a.name}, {"policy", a.policy}, {"summary", summary_json(a.summary)}};
+    nlohmann::json arm = {
+        {"name", a.name}, {"policy", a.policy}, {"summary", summary_json(a.summary)}};
     if (auto it = s.measured.find(a.name); it != s.measured.end()) arm["measured"] = it->second;
     if (!a.failures.is_null()) arm["failures"] = a.failures;
     arms.push_back(std::move(arm));
@@ -124,10 +127,11 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   std::size_t longest = 0;
   for (const auto& a : r.arms) longest = std::max(longest, a.name.size());
   const int label_w = 30;
-  const int cell_w = static_cast<int>(std::max<std::size_t>(any_measured ? 22 : 12,
-                                                           longest + (any_measured ? 12 : 2)));
+  const int cell_w = static_cast<int>(
+      std::max<std::size_t>(any_measured ? 22 : 12, longest + (any_measured ? 12 : 2)));
   os << std::left << std::setw(label_w) << "metric";
-  for (const auto& a : r.arms) os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
+  for (const auto& a : r.arms)
+    os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
   os << "\n";
   for (const auto& row : rows) {
     os << std::setw(label_w) << row.label;
@@ -162,7 +166,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   for (const auto& a : r.arms) {
     if (a.failures.is_null()) continue;
     const auto& f = a.failures;
-    os << "\n" << a.name << " failures: lost " << f["requests_lost"] << ", retries " << f["retries"]
+    os << "\n"
+       << a.name << " failures: lost " << f["requests_lost"] << ", retries " << f["retries"]
        << ", errors " << f["errors_by_class"].dump();
     if (!f["failure_window"].is_null()) {
       os << ", window " << fmt(f["failure_window"]["first_s"].get<double>(), 2) << "-"
@@ -173,7 +178,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       os << "  " << fault["kind"].get<std::string>() << " " << fault["target"].get<std::string>()
          << " at " << fault["at_s"] << " s: detected after "
          << (fault["detection_latency_s"].is_null() ? std::string("-")
-                                                     : fmt(fault["detection_latency_s"], 2) + " s")
+                                                    : fmt(fault["detection_latency_s"], 2) + " s")
          << " (" << fault["errors_before_detection"] << " errors before), recovered after "
          << (fault["recovery_s"].is_null() ? std::string("-") : fmt(fault["recovery_s"], 2) + " s")
          << "\n";
@@ -198,7 +203,8 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
-        "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,tenant\n";
+        "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,"
+        "tenant\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
@@ -206,8 +212,8 @@ void write_requests_csv(std::ostream& os, const RunResult& r) {
          << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << "," << ns_to_ms(q.first_token)
          << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
          << q.output_tokens << "," << (q.done ? outcome_name(q.outcome) : "unfinished") << ","
-         << q.attempts << ","
-         << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << "," << q.tenant << "\n";
+         << q.attempts << "," << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << ","
+         << q.tenant << "\n";
     }
   }
 }

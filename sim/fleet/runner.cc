@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
-#include <functional>
 #include <atomic>
+#include <cmath>
 #include <exception>
+#include <functional>
 #include <thread>
 
 #include "models/block_hash.h"
@@ -19,8 +19,8 @@
 #include "sim/fleet/failures.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/gateway.h"
-#include "sim/fleet/topology.h"
 #include "sim/fleet/pod.h"
+#include "sim/fleet/topology.h"
 #include "sim/fleet/workload.h"
 
 namespace fleetsim {
@@ -40,12 +40,13 @@ PodBuild build_pod(const Scenario& s) {
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
   const auto tp = static_cast<std::int32_t>(server.get_int("tensor_parallel_size"));
   const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
-  const KvCapacity cap = compute_kv_capacity(
-      gpu, llm, server.get_double("gpu_memory_utilization"), tp, kv_dtype_bytes,
-      b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
-      b.config.engine.max_num_seqs);
+  const KvCapacity cap =
+      compute_kv_capacity(gpu, llm, server.get_double("gpu_memory_utilization"), tp, kv_dtype_bytes,
+                          b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
+                          b.config.engine.max_num_seqs);
   const std::int64_t override_blocks = server.get_int("num_gpu_blocks_override");
-  b.config.num_blocks = static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
+  b.config.num_blocks =
+      static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
@@ -77,14 +78,15 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
                      bool cut_by_horizon, const std::string& arm) {
   for (const auto& p : pods) {
     p->engine().cache().check_invariants();
-    if (!cut_by_horizon && p->engine().cache().num_free_blocks() != p->engine().cache().num_blocks()) {
+    if (!cut_by_horizon &&
+        p->engine().cache().num_free_blocks() != p->engine().cache().num_blocks()) {
       throw InternalError("arm " + arm + ": " + p->name() + " leaked KV blocks");
     }
   }
   if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
     throw Error("arm " + arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
-                        " requests never ended (a black-holed pod keeps them forever when "
-                        "gateway.request_timeout_s is 0)");
+                " requests never ended (a black-holed pod keeps them forever when "
+                "gateway.request_timeout_s is 0)");
   }
 }
 

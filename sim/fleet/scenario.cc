@@ -21,12 +21,13 @@ namespace {
 
 void check_keys(const YAML::Node& node, const YamlWhere& where,
                 const std::vector<std::string>& valid) {
-  if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map with fields " + join(valid, ", "));
+  if (!node.IsMap())
+    throw ScenarioError(where.at(node) + ": expected a map with fields " + join(valid, ", "));
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      throw ScenarioError(where.child(key).at(kv.first) + ": unknown field; valid fields: " +
-                          join(valid, ", "));
+      throw ScenarioError(where.child(key).at(kv.first) +
+                          ": unknown field; valid fields: " + join(valid, ", "));
     }
   }
 }
@@ -102,7 +103,8 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 }
 
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
-  check_keys(n, w, {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model"});
+  check_keys(n, w,
+             {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model"});
   FleetSpec f;
   const YAML::Node pods = require(n, "pods", w, "number of pods, an integer >= 1");
   f.pods = number<std::int32_t>(pods, w.child("pods"), "an integer >= 1");
@@ -139,8 +141,8 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   const double util = f.server.get_double("gpu_memory_utilization");
   if (f.pods_per_gpu * util > 1.0 + 1e-9) {
     throw ScenarioError(w.child("server").child("gpu_memory_utilization").at(n) + ": " +
-                        std::to_string(f.pods_per_gpu) + " pods per GPU x " +
-                        std::to_string(util) + " exceeds the GPU; expected at most " +
+                        std::to_string(f.pods_per_gpu) + " pods per GPU x " + std::to_string(util) +
+                        " exceeds the GPU; expected at most " +
                         std::to_string(1.0 / f.pods_per_gpu));
   }
   f.cost_model = cost_model_spec().resolve(n["cost_model"], w.child("cost_model"));
@@ -184,9 +186,14 @@ const ParamSpec& client_spec() {
 }
 
 const std::vector<std::string>& measured_metric_names() {
-  static const std::vector<std::string> names = {
-      "prefix_cache_reuse_pct", "warm_ttft_p50_ms", "warm_ttft_p95_ms", "warm_e2e_p50_ms",
-      "ttft_p50_ms",            "ttft_p95_ms",      "throughput_req_s", "errors"};
+  static const std::vector<std::string> names = {"prefix_cache_reuse_pct",
+                                                 "warm_ttft_p50_ms",
+                                                 "warm_ttft_p95_ms",
+                                                 "warm_e2e_p50_ms",
+                                                 "ttft_p50_ms",
+                                                 "ttft_p95_ms",
+                                                 "throughput_req_s",
+                                                 "errors"};
   return names;
 }
 
@@ -209,9 +216,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   s.file = label;
   s.name = root["name"].IsDefined() ? scalar(root["name"], w.child("name"), "a name") : label;
   if (root["description"].IsDefined()) s.description = root["description"].as<std::string>();
-  s.seed = root["seed"].IsDefined() ? number<std::uint64_t>(root["seed"], w.child("seed"),
-                                                           "a non-negative integer")
-                                    : 0;
+  s.seed = root["seed"].IsDefined()
+               ? number<std::uint64_t>(root["seed"], w.child("seed"), "a non-negative integer")
+               : 0;
   s.fleet = parse_fleet(require(root, "fleet", w, "pods, gpu, model, server"), w.child("fleet"));
 
   const YAML::Node wl = require(root, "workload", w, "a map with 'type' and its parameters");
@@ -221,8 +228,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   s.workload_type = scalar(require(wl, "type", ww, "one of: " + join(wreg.names(), ", ")),
                            ww.child("type"), "a workload type");
   if (!wreg.contains(s.workload_type)) {
-    throw ScenarioError(ww.child("type").at(wl["type"]) + ": unknown workload '" +
-                        s.workload_type + "'; valid workloads: " + join(wreg.names(), ", "));
+    throw ScenarioError(ww.child("type").at(wl["type"]) + ": unknown workload '" + s.workload_type +
+                        "'; valid workloads: " + join(wreg.names(), ", "));
   }
   ParamSpec wspec = wreg.get(s.workload_type, "workload").spec;
   wspec.text("type", s.workload_type, "workload kind");
@@ -255,7 +262,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     const YamlWhere sww = w.child("sweep");
     check_keys(sw, sww, {"vary"});
     const YAML::Node vary = sw["vary"];
-    if (!vary.IsMap()) throw ScenarioError(sww.child("vary").at(vary) + ": expected a map path -> [values]");
+    if (!vary.IsMap())
+      throw ScenarioError(sww.child("vary").at(vary) + ": expected a map path -> [values]");
     for (const auto& kv : vary) {
       const std::string key = kv.first.as<std::string>();
       if (!kv.second.IsSequence() || kv.second.size() == 0) {

@@ -22,7 +22,7 @@ struct ArmSpec {
 
 struct FleetSpec {
   std::int32_t pods = 1;
-  std::int32_t pods_per_gpu = 1;   // co-located model servers sharing one GPU
+  std::int32_t pods_per_gpu = 1;  // co-located model servers sharing one GPU
   std::int32_t gpus_per_node = 1;
   std::string gpu;
   std::string model;
@@ -41,7 +41,7 @@ struct Scenario {
   std::vector<ArmSpec> arms;
   Params client;                  // client_spec(): retries
   std::vector<FaultSpec> faults;  // scheduled faults, the same for every arm
-  double horizon_s = 0;  // 0 = run until the workload is done
+  double horizon_s = 0;           // 0 = run until the workload is done
   // Measured figures to print beside the simulated ones: arm -> metric -> value.
   std::map<std::string, std::map<std::string, double>> measured;
   std::string measured_source;

@@ -114,14 +114,16 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   for (const auto& [k, v] : r.points.front().vary) keys.push_back(k);
   os << "sweep " << r.scenario << " (" << r.points.size() << " points)\n";
   os << std::left;
-  for (const auto& k : keys) os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
+  for (const auto& k : keys)
+    os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
   for (const auto& a : r.points.front().result.arms) {
     os << std::setw(36) << (a.name + ": reuse% req/s TTFTp95ms");
   }
   os << "\n";
   for (const auto& p : r.points) {
     for (size_t i = 0; i < keys.size(); ++i) {
-      os << std::setw(static_cast<int>(std::max<size_t>(keys[i].size(), 8)) + 2) << p.vary[i].second;
+      os << std::setw(static_cast<int>(std::max<size_t>(keys[i].size(), 8)) + 2)
+         << p.vary[i].second;
     }
     for (const auto& a : p.result.arms) {
       std::ostringstream cell;

@@ -1,7 +1,7 @@
 #include "sim/fleet/topology.h"
 
-#include <boost/graph/breadth_first_search.hpp>
 #include <algorithm>
+#include <boost/graph/breadth_first_search.hpp>
 
 #include "sim/errors.h"
 

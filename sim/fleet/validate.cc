@@ -29,12 +29,13 @@ const ArmSummary& arm_of(const RunResult& r, const std::string& arm, const std::
 FigureCheck check(const YAML::Node& f, const std::string& where, const std::string& file,
                   const std::string& label, const RunResult& run) {
   FigureCheck c;
-  const ParamSpec spec = ParamSpec()
-                             .text("arm", "", "arm name")
-                             .text("metric", "", "a measured-metric name")
-                             .real("measured", 0, "the measured value")
-                             .real("abs", -1, "absolute tolerance (same unit as the metric)")
-                             .real("rel", -1, "relative tolerance (fraction of the measured value)");
+  const ParamSpec spec =
+      ParamSpec()
+          .text("arm", "", "arm name")
+          .text("metric", "", "a measured-metric name")
+          .real("measured", 0, "the measured value")
+          .real("abs", -1, "absolute tolerance (same unit as the metric)")
+          .real("rel", -1, "relative tolerance (fraction of the measured value)");
   YAML::Node copy = YAML::Clone(f);
   copy.remove("point");
   const Params p = spec.resolve(copy, {file, where});
@@ -84,7 +85,8 @@ ValidationReport validate(const std::vector<std::string>& files, int threads) {
         const RunResult run = run_scenario(s, threads);
         std::string label = s.name;
         for (const auto& x : sets) label += " " + x;
-        for (const auto& f : c["figures"]) report.figures.push_back(check(f, where, file, label, run));
+        for (const auto& f : c["figures"])
+          report.figures.push_back(check(f, where, file, label, run));
       } else if (c["sweep"].IsDefined()) {
         const SweepResult sweep = run_sweep(c["sweep"].as<std::string>(), sets, {}, threads);
         for (const auto& f : c["figures"]) {
@@ -131,7 +133,8 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
   int passed = 0;
   os << std::left << std::setw(46) << "check" << std::setw(8) << "arm" << std::setw(24) << "metric"
      << std::right << std::setw(10) << "measured" << std::setw(11) << "simulated" << std::setw(9)
-     << "error" << std::setw(10) << "tolerance" << "  ok\n";
+     << "error" << std::setw(10) << "tolerance"
+     << "  ok\n";
   for (const auto& f : r.figures) {
     passed += f.ok ? 1 : 0;
     const std::string err = f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);

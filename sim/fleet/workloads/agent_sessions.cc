@@ -74,7 +74,7 @@ class AgentSessions : public Workload {
 
  private:
   static DistributionPtr dist(const Params& p, const char* name) {
-    return std::get<DistributionPtr>(p.values().at(name));
+    return p.get_distribution_ptr(name);
   }
 
   void start_next_session() {

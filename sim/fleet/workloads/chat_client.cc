@@ -24,13 +24,8 @@ class ChatClient : public Workload {
         ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
         think_rng_(make_rng(ctx.seed, "workload/think")),
         stop_on_error_(p.get_bool("stop_conversation_on_error")) {
-    shape_.system_prompt_tokens = std::get<DistributionPtr>(p.values().at("system_prompt_tokens"));
-    shape_.shared_system_prompt = p.get_bool("shared_system_prompt");
-    shape_.question_tokens = std::get<DistributionPtr>(p.values().at("question_tokens"));
-    shape_.answer_tokens = std::get<DistributionPtr>(p.values().at("answer_tokens"));
-    shape_.template_tokens_per_turn =
-        static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
-    think_ = std::get<DistributionPtr>(p.values().at("think_time_ms"));
+    shape_ = conversation_shape_from(p);
+    think_ = p.get_distribution_ptr("think_time_ms");
     tenants_ = CategoricalMix::parse(p.get_string("tenants"), "workload.tenants");
   }
 

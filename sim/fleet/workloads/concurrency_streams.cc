@@ -27,7 +27,7 @@ class ConcurrencyStreams : public Workload {
         end_(p.get_double("duration_s") > 0 ? warmup_ + sec_to_ns(p.get_double("duration_s"))
                                             : INT64_MAX),
         ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
-        think_(std::get<DistributionPtr>(p.values().at("think_time_ms"))),
+        think_(p.get_distribution_ptr("think_time_ms")),
         think_rng_(make_rng(ctx.seed, "workload/think")),
         tagger_(p, ctx.seed) {
     if (max_requests_ == 0 && end_ == INT64_MAX) {
@@ -35,12 +35,7 @@ class ConcurrencyStreams : public Workload {
           "workload: concurrency_streams needs duration_s or max_requests (with both 0 the "
           "streams never stop)");
     }
-    shape_.system_prompt_tokens = std::get<DistributionPtr>(p.values().at("system_prompt_tokens"));
-    shape_.shared_system_prompt = p.get_bool("shared_system_prompt");
-    shape_.question_tokens = std::get<DistributionPtr>(p.values().at("question_tokens"));
-    shape_.answer_tokens = std::get<DistributionPtr>(p.values().at("answer_tokens"));
-    shape_.template_tokens_per_turn =
-        static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+    shape_ = conversation_shape_from(p);
   }
 
   void start() override {

@@ -23,8 +23,8 @@ class OpenLoop : public Workload {
         arrivals_(arrival_process_from(p)),
         max_requests_(p.get_int("max_requests")),
         duration_s_(p.get_double("duration_s")),
-        prompt_(std::get<DistributionPtr>(p.values().at("prompt_tokens"))),
-        output_(std::get<DistributionPtr>(p.values().at("output_tokens"))),
+        prompt_(p.get_distribution_ptr("prompt_tokens")),
+        output_(p.get_distribution_ptr("output_tokens")),
         tagger_(p, ctx.seed),
         arrival_rng_(make_rng(ctx.seed, "workload/arrivals")),
         length_rng_(make_rng(ctx.seed, "workload/lengths")) {

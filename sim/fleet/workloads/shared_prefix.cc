@@ -46,9 +46,9 @@ class PrefixSharing : public Workload {
         arrivals_(arrival_process_from(p)),
         max_requests_(p.get_int("max_requests")),
         duration_s_(p.get_double("duration_s")),
-        prefix_(std::get<DistributionPtr>(p.values().at("prefix_tokens"))),
-        question_(std::get<DistributionPtr>(p.values().at("question_tokens"))),
-        output_(std::get<DistributionPtr>(p.values().at("output_tokens"))),
+        prefix_(p.get_distribution_ptr("prefix_tokens")),
+        question_(p.get_distribution_ptr("question_tokens")),
+        output_(p.get_distribution_ptr("output_tokens")),
         tagger_(p, ctx.seed),
         arrival_rng_(make_rng(ctx.seed, "workload/arrivals")),
         pick_rng_(make_rng(ctx.seed, "workload/pick")),
@@ -213,7 +213,7 @@ PrefixConfig prefix_burst_config(const Params& p) {
   PrefixConfig c;
   c.bursts = true;
   c.groups = p.get_int("prefix_pool");
-  c.burst_size = std::get<DistributionPtr>(p.values().at("burst_size"));
+  c.burst_size = p.get_distribution_ptr("burst_size");
   c.burst_spread = ms_to_ns(p.get_double("burst_spread_ms"));
   return c;
 }
