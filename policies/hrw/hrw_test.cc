@@ -2,21 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "policies/common/test_pods.h"
+
 #include <map>
 
 namespace fleetsim {
 namespace {
 
-std::vector<PodState> pods(std::initializer_list<int> indices) {
-  std::vector<PodState> out;
-  for (const int i : indices) {
-    PodState p;
-    p.index = i;
-    p.name = "pod-" + std::to_string(i);
-    out.push_back(p);
-  }
-  return out;
-}
+using testing::pods;
 
 std::unique_ptr<RoutingPolicy> make(const std::string& key) {
   PolicyContext ctx;
