@@ -11,12 +11,15 @@ constexpr std::uint64_t kSystemPrompt = 1;
 constexpr std::uint64_t kQuestion = 2;
 constexpr std::uint64_t kAnswer = 3;
 constexpr std::uint64_t kSharedConversation = ~0ULL;
+// Pooled prompts live in their own id space, apart from conversation ids.
+constexpr std::uint64_t kPooledPromptBase = 1ULL << 62;
 }  // namespace
 
 ConversationShape conversation_shape_from(const Params& p) {
   ConversationShape shape;
   shape.system_prompt_tokens = p.get_distribution_ptr("system_prompt_tokens");
   shape.shared_system_prompt = p.get_bool("shared_system_prompt");
+  shape.system_prompt_pool = static_cast<std::int32_t>(p.get_int("system_prompt_pool"));
   shape.question_tokens = p.get_distribution_ptr("question_tokens");
   shape.answer_tokens = p.get_distribution_ptr("answer_tokens");
   shape.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
@@ -38,6 +41,19 @@ Conversation::Conversation(std::int64_t id, const ConversationShape& shape, std:
       tenant_.empty() ? kSharedConversation : XXH3_64bits(tenant_.data(), tenant_.size());
   const auto conv = shape.shared_system_prompt ? shared_id : static_cast<std::uint64_t>(id);
   std::int32_t sys_tokens = 0;
+  if (!shape.shared_system_prompt && shape.system_prompt_pool > 0) {
+    // The pick and the prompt's length come from streams of their own, so a pooled prompt has
+    // one length whoever draws it and the conversation's other draws do not move.
+    Rng pick = make_rng(seed, "conversation/" + std::to_string(id) + "/system-pool");
+    const std::uint64_t index = pick() % static_cast<std::uint64_t>(shape.system_prompt_pool);
+    Rng length = make_rng(seed, "conversation/system-pool/" + std::to_string(index));
+    sys_tokens = sample_tokens(*shape.system_prompt_tokens, length, 0);
+    if (sys_tokens > 0) {
+      history_.push_back(
+          Segment{content_id(kSystemPrompt, kPooledPromptBase + index, 0), sys_tokens});
+    }
+    return;
+  }
   if (shape.shared_system_prompt) {
     // One length for everyone: drawn from a stream all conversations share.
     Rng shared = make_rng(

@@ -15,13 +15,16 @@ namespace fleetsim {
 struct ConversationShape {
   DistributionPtr system_prompt_tokens;
   bool shared_system_prompt = false;  // one system prompt for all conversations
+  // > 0: each conversation draws its system prompt, with replacement, from this many prompts
+  // (guidellm's prefix_count), so some conversations share one by chance.
+  std::int32_t system_prompt_pool = 0;
   DistributionPtr question_tokens;
   DistributionPtr answer_tokens;
   std::int32_t template_tokens_per_turn = 0;  // chat-template tokens wrapping each exchange
 };
 
 // The shape from a workload's parameters (system_prompt_tokens, shared_system_prompt,
-// question_tokens, answer_tokens, template_tokens_per_turn).
+// system_prompt_pool, question_tokens, answer_tokens, template_tokens_per_turn).
 ConversationShape conversation_shape_from(const Params& p);
 
 // Stable content ids: the same (kind, conversation, turn) always names the same text.

@@ -1,7 +1,10 @@
 #include "models/conversation.h"
 
 #include <gtest/gtest.h>
+
 #include <yaml-cpp/yaml.h>
+#include <map>
+#include <set>
 
 #include <vector>
 
@@ -170,6 +173,34 @@ TEST(Conversation, SharedSystemPromptIsIdenticalEverywhere) {
   }
   // Questions still differ per conversation.
   EXPECT_NE(first[0].prompt[1].content_id, first[1].prompt[1].content_id);
+}
+
+TEST(Conversation, PooledSystemPromptsAreDrawnWithReplacement) {
+  // guidellm's prefix_count: 40 conversations drawing from 40 prompts share some by chance
+  // (about 40 x (1 - (39/40)^40) = 25.5 distinct on average), and a shared prompt is the same
+  // text and length wherever it is drawn.
+  ConversationShape shape = random_shape(false);
+  shape.system_prompt_pool = 40;
+  std::map<std::uint64_t, std::int32_t> length_of;
+  std::set<std::uint64_t> conversation_ids;
+  for (std::int64_t id = 1; id <= 40; ++id) {
+    Conversation c(id, shape, 11);
+    const Request r = c.make_turn_request();
+    const Segment sys = r.prompt[0];
+    conversation_ids.insert(content_id(kSystem, static_cast<std::uint64_t>(id), 0));
+    EXPECT_EQ(conversation_ids.count(sys.content_id), 0u);  // not the unique-prompt id
+    const auto [it, fresh] = length_of.emplace(sys.content_id, sys.tokens);
+    if (!fresh) {
+      EXPECT_EQ(it->second, sys.tokens);
+    }
+  }
+  EXPECT_GT(length_of.size(), 15u);
+  EXPECT_LT(length_of.size(), 36u);
+  // A pool of one is one prompt for everybody.
+  shape.system_prompt_pool = 1;
+  Conversation a(1, shape, 11);
+  Conversation b(2, shape, 11);
+  EXPECT_EQ(a.make_turn_request().prompt[0].content_id, b.make_turn_request().prompt[0].content_id);
 }
 
 TEST(Conversation, SameIdAndSeedGiveSameRequestsWhateverIsCreatedInBetween) {

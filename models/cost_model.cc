@@ -29,6 +29,15 @@ namespace fleetsim {
 // a mean TPOT of 2.73 ms; streaming its 2.47 GB of BF16 weights at 0.78 of an H100's (A100's)
 // bandwidth takes 0.95 (1.55) ms, which leaves 1.2 to 1.8 ms a step: we take 1.5 ms. (The V0
 // engine's gap was larger, about 4 ms a decode step: vllm-project/vllm#6854.)
+//
+// Dequantizing GEMMs: weights stored in a type the tensor cores cannot multiply (FP8 on Ampere,
+// INT4/INT8) are expanded to BF16 inside the kernel (Marlin; vLLM's FP8 path on Ampere is Marlin
+// W8A16, vllm-project/vllm#5975). While a step is memory-bound this only saves bytes; once it is
+// compute-bound the dequantization costs tensor-core time. Marlin's own benchmark on an A100
+// (vllm-project/vllm#2497, 2024-01-24) plateaus at about 141 TFLOP/s from 128 tokens up, 0.60 to
+// 0.66 of torch's FP16 GEMM at 1,024 to 4,000 tokens, and the kernel's author notes that past
+// ~128 tokens weight-only quantization cannot be faster than FP16 (IST-DASLab/marlin#21). We take
+// 0.62 of the dense BF16 efficiency: 0.73 x 0.62 = 0.45 of peak, i.e. 141 of 312 TFLOP/s.
 
 namespace {
 
@@ -48,7 +57,7 @@ std::string fmt(const char* format, double v) {
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
                                      double compute_efficiency, double bandwidth_efficiency,
                                      double step_overhead_ms, double allreduce_bandwidth_gbs,
-                                     std::int32_t kv_dtype_bytes)
+                                     std::int32_t kv_dtype_bytes, double dequant_gemm_factor)
     : gpu_(std::move(gpu)),
       llm_(std::move(llm)),
       tp_(tp),
@@ -57,9 +66,10 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
       step_overhead_ms_(step_overhead_ms),
       allreduce_bandwidth_gbs_(allreduce_bandwidth_gbs > 0 ? allreduce_bandwidth_gbs
                                                            : gpu_.interconnect_gbs),
+      dequant_gemm_factor_(dequant_gemm_factor),
       kv_bytes_per_token_(0) {
   if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
-  if (compute_efficiency_ <= 0 || bandwidth_efficiency_ <= 0) {
+  if (compute_efficiency_ <= 0 || bandwidth_efficiency_ <= 0 || dequant_gemm_factor_ <= 0) {
     throw ScenarioError("cost model efficiencies must be > 0");
   }
   if (tp_ > 1 && allreduce_bandwidth_gbs_ <= 0) {
@@ -71,6 +81,10 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
 double RooflineCostModel::linear_peak_tflops() const {
   const bool fp8_weights = llm_.weight_bytes == 1;
   return fp8_weights && gpu_.fp8_tflops > 0 ? gpu_.fp8_tflops : gpu_.bf16_tflops;
+}
+
+bool RooflineCostModel::dequantizes_weights() const {
+  return llm_.weight_bytes == 1 && gpu_.fp8_tflops <= 0;
 }
 
 double RooflineCostModel::weight_bytes_per_step() const {
@@ -106,7 +120,9 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   const double logits_flops = 2.0 * llm_.embedding_params() * entries / parts;
   const double bf16_flops = attention_flops + logits_flops;
   b.flops = linear_flops + bf16_flops;
-  b.compute_ms = (linear_flops / (compute_efficiency_ * linear_peak_tflops() * 1e12) +
+  const double linear_efficiency =
+      compute_efficiency_ * (dequantizes_weights() ? dequant_gemm_factor_ : 1.0);
+  b.compute_ms = (linear_flops / (linear_efficiency * linear_peak_tflops() * 1e12) +
                   bf16_flops / (compute_efficiency_ * gpu_.bf16_tflops * 1e12)) *
                  1e3;
 
@@ -135,11 +151,13 @@ TimeNs RooflineCostModel::step_time(std::span<const BatchEntry> batch) const {
 }
 
 std::string RooflineCostModel::describe() const {
-  const bool dequant = llm_.weight_bytes == 1 && gpu_.fp8_tflops <= 0;
+  const bool dequant = dequantizes_weights();
   return "roofline: " + llm_.name + " on " + gpu_.name + " x" + std::to_string(tp_) +
          ", linear peak " + fmt("%.1f", linear_peak_tflops()) + " TFLOP/s" +
-         (dequant ? " (FP8 weights, BF16 compute)" : "") + " x " +
-         fmt("%.2f", compute_efficiency_) + ", " + fmt("%.0f", gpu_.memory_bandwidth_gbs) +
+         (dequant ? " (FP8 weights dequantized in the GEMM, x " +
+                        fmt("%.2f", dequant_gemm_factor_) + ")"
+                  : "") +
+         " x " + fmt("%.2f", compute_efficiency_) + ", " + fmt("%.0f", gpu_.memory_bandwidth_gbs) +
          " GB/s x " + fmt("%.2f", bandwidth_efficiency_) + ", weights " +
          fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step, KV " +
          std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
@@ -197,6 +215,9 @@ const ParamSpec& cost_model_spec() {
            "cost model: 'roofline' (from the GPU and model catalogs) or 'fitted' (coefficients "
            "below, fitted to your own step timings)",
            {"roofline", "fitted"})
+        .text("calibration", "",
+              "file written by `fleetsim calibrate` (relative to the scenario file) whose "
+              "cost_model values replace these defaults; fields set here override it; '' = none")
         .real("compute_efficiency", kDefaultComputeEfficiency,
               "roofline: fraction of the dense tensor-core peak large matrix products reach "
               "(Vidur A100/H100 profiles: 0.72 on average over 2k-16k-token steps, 0.74-0.77 "
@@ -210,6 +231,11 @@ const ParamSpec& cost_model_spec() {
               "roofline: fixed cost of every step (vLLM V1 scheduling, input preparation, "
               "sampling, small kernels), ms",
               0.0)
+        .real("dequant_gemm_factor", kDefaultDequantGemmFactor,
+              "roofline: speed of GEMMs that dequantize their weights in the kernel (FP8 weights "
+              "on a GPU without FP8 tensor cores: Marlin W8A16) relative to dense BF16 GEMMs once "
+              "compute-bound (vllm-project/vllm#2497: Marlin 0.60-0.66x FP16 at 1k-4k tokens)",
+              0.01, 1.0)
         .real("allreduce_bandwidth_gbs", 0.0,
               "roofline: per-direction GPU link bandwidth for tensor-parallel all-reduces, GB/s; "
               "0 = the GPU catalog's interconnect (NVLink or PCIe)",
@@ -235,7 +261,8 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     return std::make_unique<RooflineCostModel>(
         gpu, llm, tp, params.get_double("compute_efficiency"),
         params.get_double("bandwidth_efficiency"), params.get_double("step_overhead_ms"),
-        params.get_double("allreduce_bandwidth_gbs"), kv_dtype_bytes);
+        params.get_double("allreduce_bandwidth_gbs"), kv_dtype_bytes,
+        params.get_double("dequant_gemm_factor"));
   }
   if (type == "fitted") {
     FittedCoefficients c;

@@ -37,13 +37,17 @@ class CostModel {
 inline constexpr double kDefaultComputeEfficiency = 0.73;
 inline constexpr double kDefaultBandwidthEfficiency = 0.78;
 inline constexpr double kDefaultStepOverheadMs = 1.5;
+// Weight-only quantized GEMMs that dequantize inside the kernel (Marlin W8A16: FP8 weights on a
+// GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
+inline constexpr double kDefaultDequantGemmFactor = 0.62;
 
 class RooflineCostModel : public CostModel {
  public:
   // allreduce_bandwidth_gbs <= 0 means the GPU's catalog interconnect bandwidth.
   RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, double compute_efficiency,
                     double bandwidth_efficiency, double step_overhead_ms,
-                    double allreduce_bandwidth_gbs, std::int32_t kv_dtype_bytes = 2);
+                    double allreduce_bandwidth_gbs, std::int32_t kv_dtype_bytes = 2,
+                    double dequant_gemm_factor = kDefaultDequantGemmFactor);
 
   // Per-GPU quantities of one step, for tests and diagnostics.
   struct Breakdown {
@@ -63,6 +67,9 @@ class RooflineCostModel : public CostModel {
   // Peak (TFLOP/s) the linear layers run at: FP8 for FP8 weights on a GPU with FP8 tensor
   // cores, BF16 otherwise (FP8 weights on Ampere are dequantized to BF16, Marlin-style).
   double linear_peak_tflops() const;
+  // True when the linear layers dequantize their weights inside the GEMM (quantized weights,
+  // no tensor cores for their type), which then run at dequant_gemm_factor of a BF16 GEMM.
+  bool dequantizes_weights() const;
   // Weight bytes one step streams from DRAM, per GPU (everything but the embedding table).
   double weight_bytes_per_step() const;
 
@@ -74,6 +81,7 @@ class RooflineCostModel : public CostModel {
   double bandwidth_efficiency_;
   double step_overhead_ms_;
   double allreduce_bandwidth_gbs_;
+  double dequant_gemm_factor_;
   std::int64_t kv_bytes_per_token_;  // per GPU
 };
 

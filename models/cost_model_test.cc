@@ -57,10 +57,33 @@ TEST(RooflineCostModel, Fp8OnA100MovesHalfTheBytesButComputesAtBf16) {
   EXPECT_LT(ratio, 0.52);
   const std::vector<BatchEntry> decode = {{1, 500}};
   EXPECT_LT(fp8.breakdown(decode).memory_ms, 0.53 * bf16.breakdown(decode).memory_ms);
-  // Same FLOPs at the same peak: a large prefill costs the same.
+  // Same FLOPs at the same peak, but the linear layers dequantize inside the GEMM, which runs
+  // at 0.62 of a BF16 GEMM once compute-bound; attention and logits are unchanged.
+  EXPECT_TRUE(fp8.dequantizes_weights());
+  EXPECT_FALSE(bf16.dequantizes_weights());
   const std::vector<BatchEntry> prefill = {{4096, 0}};
-  EXPECT_DOUBLE_EQ(fp8.breakdown(prefill).compute_ms, bf16.breakdown(prefill).compute_ms);
-  EXPECT_NE(fp8.describe().find("BF16 compute"), std::string::npos);
+  const auto f = fp8.breakdown(prefill);
+  const auto b = bf16.breakdown(prefill);
+  EXPECT_DOUBLE_EQ(f.flops, b.flops);
+  const double linear_bf16_ms = 2.0 * find_model("Qwen3-32B").active_params() * 4096 /
+                                (kDefaultComputeEfficiency * 312e12) * 1e3;
+  EXPECT_NEAR(f.compute_ms - b.compute_ms, linear_bf16_ms * (1 / kDefaultDequantGemmFactor - 1),
+              1e-6);
+  // A single decode stays memory-bound: dequantization costs nothing there.
+  EXPECT_GT(fp8.breakdown(decode).memory_ms, 10 * fp8.breakdown(decode).compute_ms);
+  EXPECT_NE(fp8.describe().find("dequantized in the GEMM"), std::string::npos);
+}
+
+TEST(RooflineCostModel, DequantFactorOnlyActsWithoutNativeTensorCores) {
+  // L40S has FP8 tensor cores: FP8 weights run natively there, the factor does not apply.
+  const RooflineCostModel l40s = roofline("L40S", "Qwen3-32B-FP8");
+  EXPECT_FALSE(l40s.dequantizes_weights());
+  const RooflineCostModel slow(find_gpu("A100-80GB-PCIe"), find_model("Qwen3-32B-FP8"), 1,
+                               kDefaultComputeEfficiency, kDefaultBandwidthEfficiency,
+                               kDefaultStepOverheadMs, 0.0, 2, 0.31);
+  const RooflineCostModel fast = roofline("A100-80GB-PCIe", "Qwen3-32B-FP8");
+  const std::vector<BatchEntry> prefill = {{2048, 0}};
+  EXPECT_GT(slow.breakdown(prefill).compute_ms, 1.9 * fast.breakdown(prefill).compute_ms);
 }
 
 TEST(RooflineCostModel, Fp8OnHopperComputesAtFp8Peak) {

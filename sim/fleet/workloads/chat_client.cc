@@ -27,6 +27,7 @@ class ChatClient : public Workload {
     shape_ = conversation_shape_from(p);
     think_ = p.get_distribution_ptr("think_time_ms");
     tenants_ = CategoricalMix::parse(p.get_string("tenants"), "workload.tenants");
+    tiers_ = CategoricalMix::parse(p.get_string("tier_mix"), "workload.tier_mix");
   }
 
   void start() override {
@@ -46,6 +47,7 @@ class ChatClient : public Workload {
     const bool ended = conv.next_turn() > turns_ || (stop_on_error_ && outcome != Outcome::kOk);
     if (ended) {
       active_.erase(it);
+      tier_.erase(r.conversation);
       start_next_conversation();
       return;
     }
@@ -65,10 +67,19 @@ class ChatClient : public Workload {
       tenant = tenants_.sample(rng);
     }
     active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed, tenant));
+    // Likewise its tier hint: an application asks for one model tier for the whole chat.
+    if (!tiers_.empty()) {
+      Rng rng = make_rng(ctx_.seed, "workload/tier/" + std::to_string(id));
+      tier_[id] = tiers_.sample(rng);
+    }
     send_turn(id);
   }
 
-  void send_turn(std::int64_t id) { ctx_.submit(active_.at(id)->make_turn_request()); }
+  void send_turn(std::int64_t id) {
+    Request r = active_.at(id)->make_turn_request();
+    if (auto it = tier_.find(id); it != tier_.end()) r.tier = it->second;
+    ctx_.submit(std::move(r));
+  }
 
   WorkloadContext ctx_;
   std::int64_t conversations_;
@@ -80,6 +91,8 @@ class ChatClient : public Workload {
   ConversationShape shape_;
   DistributionPtr think_;
   CategoricalMix tenants_;
+  CategoricalMix tiers_;
+  std::map<std::int64_t, std::string> tier_;  // tier hint of each active conversation
   std::int64_t next_conversation_ = 0;
   std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
 };
@@ -95,6 +108,11 @@ const WorkloadRegistrar kRegistrar(
                       "system prompt length in tokens")
         .boolean("shared_system_prompt", false,
                  "one system prompt for every conversation (else unique per conversation)")
+        .integer("system_prompt_pool", 0,
+                 "draw each conversation's system prompt, with replacement, from this many "
+                 "prompts (guidellm's prefix_count: some conversations then share one); 0 = "
+                 "unique each",
+                 0)
         .distribution("question_tokens", constant_distribution(100), "tokens of each user question")
         .distribution("answer_tokens", constant_distribution(100),
                       "tokens the model generates per turn (max_tokens reached)")
@@ -107,6 +125,10 @@ const WorkloadRegistrar kRegistrar(
               "per-tenant mix 'name:weight, ...': each conversation belongs to a tenant drawn "
               "by weight; with shared_system_prompt, each tenant has its own shared prompt "
               "(e.g. 'support:0.6, coding:0.3, legal:0.1'); empty = one anonymous tenant")
+        .text("tier_mix", "",
+              "tier hint of each conversation (every turn carries it), drawn per conversation "
+              "from 'name:weight, ...' (e.g. 'small:0.7, big:0.3') for tier routing; empty = no "
+              "hint")
         .boolean("stop_conversation_on_error", false,
                  "abandon a conversation whose turn failed (else it goes on)"),
     [](const Params& p, const WorkloadContext& ctx) {

@@ -118,6 +118,10 @@ ParamSpec streams_spec() {
                     "system prompt length in tokens (0 = none)")
       .boolean("shared_system_prompt", false,
                "one system prompt for every conversation (else unique per conversation)")
+      .integer("system_prompt_pool", 0,
+               "draw each conversation's system prompt, with replacement, from this many prompts "
+               "(guidellm's prefix_count: some conversations then share one); 0 = unique each",
+               0)
       .distribution("question_tokens", constant_distribution(1000),
                     "tokens of each user question (the whole prompt when turns is 1 and there is "
                     "no system prompt)")
