@@ -312,13 +312,14 @@ void init_policies(py::module_& m) {
                        "request is routed).")
       .def(py::init([](int index, std::string name, bool healthy, std::int32_t inflight_requests,
                        std::int64_t inflight_tokens, std::int32_t waiting, std::int32_t running,
-                       double kv_usage) {
-             return PodState{index,           std::move(name), healthy, inflight_requests,
-                             inflight_tokens, waiting,         running, kv_usage};
+                       double kv_usage, std::int32_t pool) {
+             return PodState{
+                 index,   std::move(name), healthy, inflight_requests, inflight_tokens, waiting,
+                 running, kv_usage,        pool};
            }),
            py::arg("index") = 0, py::arg("name") = "", py::arg("healthy") = true,
            py::arg("inflight_requests") = 0, py::arg("inflight_tokens") = 0, py::arg("waiting") = 0,
-           py::arg("running") = 0, py::arg("kv_usage") = 0.0,
+           py::arg("running") = 0, py::arg("kv_usage") = 0.0, py::arg("pool") = 0,
            "Builds a PodState, e.g. to unit-test a policy's pick() without a simulation.")
       .def_readonly("index", &PodState::index, "The pod's index in the fleet: what pick() returns.")
       .def_readonly("name", &PodState::name, "The pod's name ('pod-0', ...).")
@@ -330,6 +331,9 @@ void init_policies(py::module_& m) {
       .def_readonly("waiting", &PodState::waiting, "The engine's waiting-queue length.")
       .def_readonly("running", &PodState::running, "The engine's running batch size.")
       .def_readonly("kv_usage", &PodState::kv_usage, "Fraction of KV blocks in use, 0..1.")
+      .def_readonly("pool", &PodState::pool,
+                    "Index of the pod's pool in PolicyContext.pools (0 in a fleet without "
+                    "fleet.pools).")
       .def("__repr__", [](const PodState& p) {
         std::ostringstream os;
         os << "<fleetsim.PodState " << p.index << " '" << p.name << "' inflight "
@@ -348,7 +352,13 @@ void init_policies(py::module_& m) {
                     "The scenario's seed: derive random streams from it (with stream_name) so "
                     "runs stay reproducible.")
       .def_readonly("stream_name", &PolicyContext::stream_name,
-                    "A name unique to this arm's policy, e.g. 'arm/epp/policy'.");
+                    "A name unique to this arm's policy (and gateway replica), e.g. "
+                    "'arm/epp/policy' or 'arm/epp/replica-1/policy'.")
+      .def_readonly("pools", &PolicyContext::pools,
+                    "Names of the fleet's pools (fleet.pools), in order; empty for a fleet "
+                    "without pools (one pool, 'default').")
+      .def_readonly("pod_pools", &PolicyContext::pod_pools,
+                    "The pool index of each pod, by pod index; empty for a fleet without pools.");
 
   py::class_<RouteContext>(m, "RouteContext", "The moment a request is routed.")
       .def(py::init([](TimeNs now) { return RouteContext{now}; }), py::arg("now_ns") = 0,
@@ -363,7 +373,8 @@ void init_policies(py::module_& m) {
       "Base class of a routing policy written in Python. Subclass it, call "
       "super().__init__() in your __init__ (which receives the registered params as keyword "
       "arguments), define pick(), and register the class with fleetsim.register_policy(). "
-      "One instance is made per arm. The simulation calls the methods with the GIL held; "
+      "One instance is made per arm and gateway replica. The simulation calls the methods with the "
+      "GIL held; "
       "they must not call fleetsim.run().")
       .def(py::init<>(), "Initialises the C++ side; subclasses must call it.")
       .def(
@@ -412,7 +423,8 @@ void init_policies(py::module_& m) {
         "policy (`arms: [{name: mine, policy: NAME, params: {...}}]`).\n\n"
         "params: {name: default} or {name: (default, help)}; the type follows the default "
         "(bool, int, float, str). The scenario's values are validated like a built-in policy's "
-        "and passed to cls(**params), one instance per arm. Registering a name again replaces "
+        "and passed to cls(**params), one instance per arm (and per gateway replica). Registering "
+        "a name again replaces "
         "the earlier Python class; built-in names cannot be replaced.");
   m.def(
       "_python_policies", [] { return python_policy_table(); },

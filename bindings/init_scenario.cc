@@ -97,10 +97,31 @@ void init_scenario(py::module_& m) {
           "Number of pods in the fleet (fleet.pods).")
       .def_property_readonly(
           "gpu", [](const ScenarioHandle& h) { return h.scenario.fleet.gpu; },
-          "GPU of every pod (fleet.gpu).")
+          "GPU of every pod (fleet.gpu); with fleet.pools, the pools' GPUs joined with '+' "
+          "unless fleet.gpu is given.")
       .def_property_readonly(
           "model", [](const ScenarioHandle& h) { return h.scenario.fleet.model; },
-          "Model every pod serves (fleet.model).")
+          "Model every pod serves (fleet.model), the name requests ask for; with fleet.pools, "
+          "the pools' models joined with '+' unless fleet.model is given.")
+      .def_property_readonly(
+          "pools",
+          [](const ScenarioHandle& h) {
+            py::list out;
+            for (const PoolSpec& p : fleet_pools(h.scenario.fleet)) {
+              py::dict d;
+              d["name"] = p.name;
+              d["pods"] = p.pods;
+              d["pods_per_gpu"] = p.pods_per_gpu;
+              d["gpu"] = p.gpu;
+              d["model"] = p.model;
+              d["server"] = params_to_py(p.server);
+              d["cost_model"] = params_to_py(p.cost_model);
+              out.append(std::move(d));
+            }
+            return out;
+          },
+          "The fleet's pools as a list of dicts (name, pods, pods_per_gpu, gpu, model, server, "
+          "cost_model), every default filled in; one pool named 'default' without fleet.pools.")
       .def_property_readonly(
           "server", [](const ScenarioHandle& h) { return params_to_py(h.scenario.fleet.server); },
           "fleet.server with every default filled in, as a dict.")

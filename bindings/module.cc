@@ -20,4 +20,5 @@ PYBIND11_MODULE(_core, m) {
   fb::init_scenario(m);
   fb::init_policies(m);
   fb::init_results(m);
+  fb::init_calibration(m);
 }

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "models/calibration.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
 #include "models/gpu_catalog.h"
@@ -142,6 +145,60 @@ int cmd_validate(ValidateOptions o) {
   return r.all_ok() ? 0 : 1;
 }
 
+struct CalibrateOptions {
+  std::string measurements;
+  std::string form;
+  std::string gpu;
+  std::string model;
+  int tp = 1;
+  int kv_dtype_bytes = 2;
+  double allreduce_bandwidth_gbs = 0;
+  double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  std::vector<std::string> fix;
+  std::string out;
+  std::string format = "table";
+};
+
+int cmd_calibrate(const CalibrateOptions& o) {
+  const Measurements m = read_measurements(o.measurements);
+  if (!m.ignored_columns.empty()) {
+    spdlog::info("{}: ignored columns {}", o.measurements, join(m.ignored_columns, ", "));
+  }
+  CalibrationOptions c;
+  c.form = o.form;
+  c.target = {
+      o.gpu, o.model, o.tp, o.kv_dtype_bytes, o.allreduce_bandwidth_gbs, o.dequant_gemm_factor};
+  for (const auto& f : o.fix) {
+    const auto eq = f.find('=');
+    double v = 0;
+    std::istringstream value(eq == std::string::npos ? "" : f.substr(eq + 1));
+    if (eq == std::string::npos || eq == 0 || !(value >> v) || !value.eof()) {
+      throw Error("--fix " + f + ": expected NAME=VALUE, e.g. decode_c_ms_per_seq=0.02");
+    }
+    c.fixed[f.substr(0, eq)] = v;
+  }
+  const CalibrationResult r = calibrate(m.steps, c, o.measurements);
+  const std::string yaml = calibration_yaml(r);
+  if (!o.out.empty()) {
+    const fs::path out(o.out);
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    write_file(out, yaml);
+  }
+  if (o.format == "json") {
+    std::cout << calibration_json(r).dump(2) << "\n";
+  } else if (o.format == "yaml") {
+    std::cout << yaml;
+  } else {
+    std::cout << calibration_table(r) << "\n"
+              << (o.out.empty() ? "calibration file not written: pass --out FILE (or --format yaml)"
+                                : "wrote " + o.out +
+                                      "; reference it from a scenario as "
+                                      "fleet.cost_model.calibration")
+              << "\n";
+  }
+  return 0;
+}
+
 int cmd_list(const std::string& what) {
   if (what == "policies") {
     for (const auto& [name, e] : PolicyRegistry::instance().entries()) {
@@ -241,6 +298,47 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--threads", val.threads, "threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
 
+  CalibrateOptions cal;
+  CLI::App* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "fit the cost model to your own step or request timings and write a calibration file a "
+      "scenario references (docs/calibration.md)");
+  calibrate_cmd
+      ->add_option("measurements", cal.measurements,
+                   "CSV of step timings (step_ms,batch) or single-stream request timings "
+                   "(prompt_tokens,cached_tokens,ttft_ms,tpot_ms,output_tokens)")
+      ->required();
+  calibrate_cmd
+      ->add_option("--form", cal.form,
+                   "roofline (efficiencies and step overhead for --gpu and --model) or fitted "
+                   "(the six coefficients of the fitted cost model)")
+      ->required()
+      ->check(CLI::IsMember({"roofline", "fitted"}));
+  calibrate_cmd->add_option("--gpu", cal.gpu, "GPU the timings come from (fleetsim list gpus)");
+  calibrate_cmd->add_option("--model", cal.model,
+                            "model the timings come from (fleetsim list models)");
+  calibrate_cmd->add_option("--tp", cal.tp, "tensor parallel size of the measured server")
+      ->check(CLI::Range(1, 64));
+  calibrate_cmd
+      ->add_option("--kv-dtype-bytes", cal.kv_dtype_bytes,
+                   "bytes per KV element of the measured server (2 = bf16/fp16, 1 = fp8)")
+      ->check(CLI::Range(1, 4));
+  calibrate_cmd
+      ->add_option("--allreduce-bandwidth-gbs", cal.allreduce_bandwidth_gbs,
+                   "per-direction GPU link bandwidth for tp > 1, GB/s (0 = the GPU catalog's)")
+      ->check(CLI::NonNegativeNumber);
+  calibrate_cmd
+      ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
+                   "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "
+                   "FP8 tensor cores, relative to BF16 GEMMs (the cost model's default)")
+      ->check(CLI::Range(0.01, 1.0));
+  calibrate_cmd->add_option("--fix", cal.fix,
+                            "hold a parameter at a value instead of fitting it: NAME=VALUE "
+                            "(repeatable)");
+  calibrate_cmd->add_option("--out", cal.out, "write the calibration file (YAML) here");
+  calibrate_cmd->add_option("--format", cal.format, "what to print")
+      ->check(CLI::IsMember({"table", "yaml", "json"}));
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list policies, workloads, GPUs or models");
   list_cmd->add_option("what", list_what, "policies | workloads | gpus | models")
@@ -260,6 +358,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*sweep_cmd) return cmd_sweep(sweep);
     if (*validate_cmd) return cmd_validate(val);
+    if (*calibrate_cmd) return cmd_calibrate(cal);
     if (*list_cmd) return cmd_list(list_what);
     if (*describe_cmd) return cmd_describe(describe_name);
   } catch (const InternalError& e) {

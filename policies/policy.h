@@ -26,6 +26,7 @@ struct PodState {
   std::int32_t waiting = 0;            // engine waiting-queue length
   std::int32_t running = 0;            // engine running batch size
   double kv_usage = 0.0;               // fraction of KV blocks in use, 0..1
+  std::int32_t pool = 0;               // index of the pod's pool in PolicyContext::pools
 };
 
 // Fixed facts a policy may need when it is built.
@@ -33,7 +34,18 @@ struct PolicyContext {
   std::vector<std::string> pod_names;
   std::int32_t engine_block_size = 16;
   std::uint64_t seed = 0;   // scenario seed; policies derive their own streams from it
-  std::string stream_name;  // unique per arm, e.g. "arm/epp/policy"
+  std::string stream_name;  // unique per arm (and gateway replica), e.g. "arm/epp/policy"
+  // The fleet's pools (fleet.pools, in order) and the pool of each pod, by pod index. Empty:
+  // one pool, "default", holding every pod (a fleet without fleet.pools).
+  std::vector<std::string> pools;
+  std::vector<std::int32_t> pod_pools;
+
+  std::vector<std::string> pool_names() const {
+    return pools.empty() ? std::vector<std::string>{"default"} : pools;
+  }
+  std::int32_t pool_of(int pod) const {
+    return pod_pools.empty() ? 0 : pod_pools.at(static_cast<size_t>(pod));
+  }
 };
 
 // A counter a policy keeps about its own decisions (hits, fallbacks, rebinds, ...), named after
@@ -41,7 +53,16 @@ struct PolicyContext {
 struct PolicyCounter {
   std::string name;
   double value = 0;
+  // A ratio (a hit rate, an accuracy) is not summed when the counters of several instances are
+  // merged (gateway replicas, the tiers of a tier router): it is averaged, weighted by its
+  // denominator.
+  bool ratio = false;
+  double denominator = 0;
 };
+
+// Merges the counters of several instances of a policy: counts add up, ratios are averaged
+// weighted by their denominators. Names keep the order of their first appearance.
+std::vector<PolicyCounter> merge_counters(const std::vector<std::vector<PolicyCounter>>& parts);
 
 struct RouteContext {
   TimeNs now = 0;
@@ -68,6 +89,12 @@ class RoutingPolicy {
   virtual void on_finished(const Request& request, int pod) {
     (void)request;
     (void)pod;
+  }
+  // Time the policy itself takes to decide for `request` (a classifier's inference, say): the
+  // gateway waits this long before it calls pick(). 0 by default.
+  virtual TimeNs routing_delay(const Request& request) const {
+    (void)request;
+    return 0;
   }
   // Policies that read the pods' KV-event streams (precise prefix scoring) say so; the gateway
   // then delivers each pod's events, in order, after the stream's delay.

@@ -119,6 +119,76 @@ ParamSpec& ParamSpec::distribution(std::string name, DistributionPtr def, std::s
   return *this;
 }
 
+ParamSpec& ParamSpec::pool_name(std::string name, std::string def, std::string help) {
+  text(std::move(name), std::move(def), std::move(help));
+  defs_.back().ref = ParamRef::kPool;
+  return *this;
+}
+
+ParamSpec& ParamSpec::policy_name(std::string name, std::string def, std::string help) {
+  text(std::move(name), std::move(def), std::move(help));
+  defs_.back().ref = ParamRef::kPolicy;
+  return *this;
+}
+
+ParamSpec& ParamSpec::params_of(std::string name, std::string policy_param, std::string help) {
+  text(std::move(name), "{}", std::move(help));
+  defs_.back().ref = ParamRef::kParamsOf;
+  defs_.back().ref_param = std::move(policy_param);
+  return *this;
+}
+
+std::string type_label(const ParamDef& d) {
+  switch (d.ref) {
+    case ParamRef::kPool:
+      return "pool";
+    case ParamRef::kPolicy:
+      return "policy";
+    case ParamRef::kParamsOf:
+      return "map";
+    case ParamRef::kNone:
+      break;
+  }
+  return to_string(d.type);
+}
+
+namespace {
+
+// A copy of a parsed node without its marks, so errors do not cite a line of a text that was
+// never a file.
+YAML::Node without_marks(const YAML::Node& n) {
+  if (n.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& kv : n) out[kv.first.Scalar()] = without_marks(kv.second);
+    return out;
+  }
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& v : n) out.push_back(without_marks(v));
+    return out;
+  }
+  if (n.IsScalar()) return YAML::Node(n.Scalar());
+  return YAML::Node();
+}
+
+}  // namespace
+
+Params parse_params_map(const std::string& flow_text, const ParamSpec& spec,
+                        const std::string& label) {
+  YAML::Node node;
+  try {
+    node = YAML::Load(flow_text.empty() ? std::string("{}") : flow_text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(label + ": invalid YAML '" + flow_text + "': " + e.msg);
+  }
+  if (node.IsNull() || (node.IsScalar() && node.Scalar().empty())) {
+    node = YAML::Node(YAML::NodeType::Map);
+  }
+  if (!node.IsMap()) throw ScenarioError(label + ": expected a map of parameters");
+  // "label: key: what was wrong", with no line.
+  return spec.resolve(without_marks(node), YamlWhere{label, ""});
+}
+
 bool ParamSpec::has(const std::string& name) const {
   return std::any_of(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == name; });
 }
@@ -145,6 +215,25 @@ std::string range_text(const ParamDef& d) {
 
 ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWhere& where) {
   if (d.type == ParamType::kDistribution) return parse_distribution(node, where);
+  if (d.ref == ParamRef::kParamsOf) {
+    // A map of another policy's parameters, kept as flow text; checked by the scenario loader.
+    if (node.IsNull()) return std::string("{}");
+    YAML::Node map = node;
+    if (node.IsScalar()) {  // "{a: 1}" written as a string (--set passes flow text through)
+      try {
+        map = YAML::Load(node.Scalar());
+      } catch (const YAML::Exception&) {
+        map = YAML::Node();
+      }
+    }
+    if (!map.IsMap()) {
+      throw ScenarioError(where.at(node) +
+                          ": expected a map of parameters, e.g. {tie_break: lowest_index}");
+    }
+    YAML::Emitter out;
+    out << YAML::Flow << map;
+    return std::string(out.c_str());
+  }
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
   if (!node.IsScalar())
     throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
@@ -220,7 +309,7 @@ Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where, Params
 std::string ParamSpec::describe() const {
   std::ostringstream os;
   for (const auto& d : defs_) {
-    os << "  " << d.name << " (" << to_string(d.type) << ", default " << to_string(d.default_value)
+    os << "  " << d.name << " (" << type_label(d) << ", default " << to_string(d.default_value)
        << range_text(d) << ")";
     if (!d.choices.empty()) os << " one of: " << join(d.choices, ", ");
     os << "\n      " << d.help << "\n";

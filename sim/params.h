@@ -21,6 +21,17 @@ class Distribution;
 using DistributionPtr = std::shared_ptr<const Distribution>;
 
 enum class ParamType { kInt, kDouble, kBool, kString, kDistribution };
+
+// What a string parameter names, when the spec alone cannot check it: the scenario loader checks
+// it against the fleet (a pool) or the registry (a policy and that policy's parameters).
+enum class ParamRef {
+  kNone,
+  kPool,      // a pool of the fleet (fleet.pools); "" may mean a default the policy documents
+  kPolicy,    // a registered routing policy
+  kParamsOf,  // a map of parameters of the policy named by the parameter `ref_param`, kept as
+              // YAML flow text ("{tie_break: lowest_index}")
+};
+
 using ParamValue = std::variant<std::int64_t, double, bool, std::string, DistributionPtr>;
 
 struct ParamDef {
@@ -31,6 +42,8 @@ struct ParamDef {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;  // for strings: the valid values (empty = any)
+  ParamRef ref = ParamRef::kNone;    // for strings: what the value names
+  std::string ref_param = {};        // kParamsOf: the parameter naming the policy
 };
 
 // Where a YAML node came from, for error messages: "file:line: dotted.path".
@@ -70,6 +83,13 @@ class ParamSpec {
                   std::vector<std::string> choices = {});
   // A number (constant) or {dist: normal, mean: .., std: ..}; see sim/distribution.h.
   ParamSpec& distribution(std::string name, DistributionPtr def, std::string help);
+  // A string naming a pool of the fleet, or a registered policy (checked by the scenario loader).
+  ParamSpec& pool_name(std::string name, std::string def, std::string help);
+  ParamSpec& policy_name(std::string name, std::string def, std::string help);
+  // A YAML map of the parameters of the policy named by `policy_param` (e.g. inner_params of
+  // inner_policy), stored as flow text; the scenario loader validates it against that policy's
+  // spec, with file and line. parse_params_map() reads it back.
+  ParamSpec& params_of(std::string name, std::string policy_param, std::string help);
 
   const std::vector<ParamDef>& defs() const { return defs_; }
   bool has(const std::string& name) const;
@@ -90,5 +110,12 @@ class ParamSpec {
 
 std::string to_string(const ParamValue& v);
 std::string to_string(ParamType t);
+// The type as `describe` shows it: "int", ..., or "pool", "policy", "map" for references.
+std::string type_label(const ParamDef& d);
+
+// Resolves a kParamsOf value (YAML flow text) against `spec`. `label` names the map in errors
+// (e.g. "inner_params of least_outstanding").
+Params parse_params_map(const std::string& flow_text, const ParamSpec& spec,
+                        const std::string& label);
 
 }  // namespace fleetsim

@@ -56,6 +56,19 @@ TEST_P(EveryPolicy, SurvivesKvPressureWithPreemption) {
   expect_sane_records(arm);
 }
 
+TEST_P(EveryPolicy, CompletesOnTwoPoolsBehindTwoGatewayReplicas) {
+  // A heterogeneous fleet (pools of different GPUs and models) and a gateway of two replicas,
+  // each with its own instance of the policy: the same contract holds.
+  const Scenario s =
+      parse_scenario(testing::small_pooled_scenario_yaml(GetParam(), 0, 2), "pooled.yaml");
+  const ArmResult arm = run_arm(s, s.arms[0]);
+  expect_sane_records(arm);
+  ASSERT_EQ(arm.summary.per_pool.size(), 2u);
+  EXPECT_EQ(arm.summary.per_pool[0].requests + arm.summary.per_pool[1].requests, 48);
+  ASSERT_EQ(arm.summary.replicas.routed.size(), 2u);
+  EXPECT_EQ(arm.summary.replicas.routed[0] + arm.summary.replicas.routed[1], 48);
+}
+
 TEST_P(EveryPolicy, IsDeterministic) {
   const Scenario s = parse_scenario(testing::small_scenario_yaml(GetParam()), "small.yaml");
   const RunResult a = run_scenario(s, 1);

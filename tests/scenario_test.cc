@@ -102,5 +102,110 @@ TEST(Scenario, MeasuredMetricsAreValidated) {
   EXPECT_NE(error_of(y).find("no arm named 'b'"), std::string::npos);
 }
 
+std::string pooled_with(const std::string& from, const std::string& to,
+                        const std::string& policy = "round_robin") {
+  std::string y = testing::small_pooled_scenario_yaml(policy);
+  const auto at = y.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return y.replace(at, from.size(), to);
+}
+
+TEST(Scenario, PoolsInheritTheFleetLevelFields) {
+  const Scenario s = parse_scenario(testing::small_pooled_scenario_yaml("epp"), "pooled.yaml");
+  EXPECT_EQ(s.fleet.pods, 3);
+  EXPECT_EQ(s.fleet.gpu, "L40S+H100-SXM");
+  EXPECT_EQ(s.fleet.model, "Qwen2.5-7B-Instruct+Llama-3.1-8B");
+  ASSERT_EQ(s.fleet.pools.size(), 2u);
+  EXPECT_EQ(s.fleet.pools[0].name, "small");
+  EXPECT_EQ(s.fleet.pools[1].pods, 1);
+  EXPECT_EQ(s.fleet.pools[1].gpu, "H100-SXM");
+  // The fleet-level server section is every pool's default; vLLM's defaults fill the rest.
+  EXPECT_EQ(s.fleet.pools[1].server.get_int("max_num_batched_tokens"), 1024);
+  EXPECT_EQ(s.fleet.pools[1].server.get_int("block_size"), 16);
+  // A pool's own section wins, field by field.
+  const Scenario t = parse_scenario(
+      pooled_with("model: Llama-3.1-8B}", "model: Llama-3.1-8B, server: {max_num_seqs: 8}}"),
+      "pooled.yaml");
+  EXPECT_EQ(t.fleet.pools[1].server.get_int("max_num_seqs"), 8);
+  EXPECT_EQ(t.fleet.pools[1].server.get_int("max_num_batched_tokens"), 1024);
+  // Without pools the fleet is one pool named "default".
+  const auto one = fleet_pools(parse_scenario(testing::small_scenario_yaml("epp"), "s.yaml").fleet);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].name, "default");
+  EXPECT_EQ(one[0].pods, 3);
+}
+
+TEST(Scenario, BadPoolsNameTheFieldAndTheValidNames) {
+  std::string e = error_of(pooled_with("pods: 2, gpu: L40S", "pods: 2, gpus: L40S"));
+  EXPECT_NE(e.find("bad.yaml:8: fleet.pools.0.gpus: unknown field; valid fields: name, pods"),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("{name: big, pods: 1, gpu: H100-SXM,",
+                           "{name: small, pods: 1, gpu: "
+                           "H100-SXM,"));
+  EXPECT_NE(e.find("bad.yaml:9: fleet.pools.1.name: duplicate pool name 'small'"),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("pods: 2, gpu: L40S, ", "pods: 2, "));
+  EXPECT_NE(e.find("bad.yaml:8: fleet.pools.0: missing field 'gpu' (set it on the pool or at "
+                   "fleet level) (one of: "),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("gpu: H100-SXM", "gpu: H900"));
+  EXPECT_NE(e.find("bad.yaml:9: fleet.pools.1.gpu: unknown GPU 'H900'"), std::string::npos) << e;
+  e = error_of(pooled_with("fleet:\n", "fleet:\n  pods: 4\n"));
+  EXPECT_NE(e.find("fleet.pods: 4 differs from the pools' 3 pods"), std::string::npos) << e;
+  e = error_of(pooled_with("model: Llama-3.1-8B}",
+                           "model: Llama-3.1-8B, server: {block_size: "
+                           "32}}"));
+  EXPECT_NE(e.find("fleet.pools.1.server.block_size: 32 differs from pool 'small' (16)"),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("name: big,", "name: 'big one',"));
+  EXPECT_NE(e.find("is not a pool name"), std::string::npos) << e;
+}
+
+TEST(Scenario, PolicyReferencesAreCheckedAgainstTheFleetAndTheRegistry) {
+  std::string e = error_of(testing::small_pooled_scenario_yaml("tier_classifier") +
+                           "    params: {small_pool: tiny}\n");
+  EXPECT_NE(e.find("bad.yaml:25: arms.0.params.small_pool: no pool named 'tiny' in the fleet; "
+                   "valid pools: small, big"),
+            std::string::npos)
+      << e;
+  e = error_of(testing::small_pooled_scenario_yaml("tier_classifier") +
+               "    params:\n      inner_params: {tie_brake: random}\n");
+  EXPECT_NE(e.find("bad.yaml:26: arms.0.params.inner_params.tie_brake: unknown parameter; valid "
+                   "parameters: tie_break"),
+            std::string::npos)
+      << e;
+  e = error_of(testing::small_pooled_scenario_yaml("tier_classifier") +
+               "    params: {inner_policy: nope}\n");
+  EXPECT_NE(e.find("arms.0.params.inner_policy: unknown policy 'nope'; valid policies:"),
+            std::string::npos)
+      << e;
+  e = error_of(testing::small_pooled_scenario_yaml("tier_classifier") +
+               "    params: {inner_params: 3}\n");
+  EXPECT_NE(e.find("arms.0.params.inner_params: expected a map of parameters"), std::string::npos)
+      << e;
+  // On a fleet without pools, the only pool is "default".
+  e = error_of(testing::small_scenario_yaml("tier_classifier") + "    params: {big_pool: big}\n");
+  EXPECT_NE(e.find("no pool named 'big' in the fleet; valid pools: default"), std::string::npos)
+      << e;
+  // A map given with --set reaches the policy as a map.
+  const Scenario s =
+      parse_scenario(testing::small_pooled_scenario_yaml("tier_classifier"), "pooled.yaml",
+                     {"arms.a.params.inner_params={tie_break: lowest_index}"});
+  EXPECT_EQ(s.arms[0].params.get_string("inner_params"), "{tie_break: lowest_index}");
+}
+
+TEST(Scenario, GatewayReplicasAreValidated) {
+  std::string e = error_of(pooled_with("replicas: 1", "replicas: 0"));
+  EXPECT_NE(e.find("bad.yaml:20: gateway.replicas: expected int in [1, 64], got '0'"),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("replica_assignment: round_robin", "replica_assignment: sticky"));
+  EXPECT_NE(e.find("valid values: round_robin, random, conversation_hash"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -26,4 +26,24 @@ inline std::string small_scenario_yaml(const std::string& policy, int kv_blocks 
          policy + "\n";
 }
 
+// The same workload (with a tier hint per conversation) on a fleet of two pools, "small"
+// (2 x L40S) and "big" (1 x H100), behind `replicas` gateway replicas.
+inline std::string small_pooled_scenario_yaml(const std::string& policy, int kv_blocks = 0,
+                                              int replicas = 1) {
+  return std::string("name: small-pooled\nseed: 7\n") +
+         "fleet:\n  server:\n    max_num_batched_tokens: 1024\n    num_gpu_blocks_override: " +
+         std::to_string(kv_blocks) +
+         "\n  pools:\n"
+         "    - {name: small, pods: 2, gpu: L40S, model: Qwen2.5-7B-Instruct}\n"
+         "    - {name: big, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+         "workload:\n  type: multi_turn_chat\n  conversations: 12\n  turns: 4\n  concurrency: 6\n"
+         "  system_prompt_tokens: {dist: uniform, low: 300, high: 900}\n"
+         "  question_tokens: {dist: uniform, low: 20, high: 200}\n"
+         "  answer_tokens: {dist: uniform, low: 5, high: 60}\n"
+         "  tier_mix: 'small:0.5, big:0.5'\n"
+         "gateway:\n  replicas: " +
+         std::to_string(replicas) + "\n  replica_assignment: round_robin\n" +
+         "arms:\n  - name: a\n    policy: " + policy + "\n";
+}
+
 }  // namespace fleetsim::testing

@@ -217,7 +217,7 @@ std::vector<PolicyCounter> DynamoKvPolicy::counters() const {
                           : static_cast<double>(overlap_blocks_) / static_cast<double>(isl_blocks_);
   return {{"dynamo_kv_hit_rate_isl_blocks", static_cast<double>(isl_blocks_)},
           {"dynamo_kv_hit_rate_overlap_blocks", static_cast<double>(overlap_blocks_)},
-          {"dynamo_kv_hit_rate", rate},
+          {"dynamo_kv_hit_rate", rate, true, static_cast<double>(isl_blocks_)},
           {"dynamo_approx_index_blocks", static_cast<double>(index_entries_)}};
 }
 

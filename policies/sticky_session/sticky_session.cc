@@ -104,7 +104,8 @@ std::vector<PolicyCounter> StickySessionPolicy::counters() const {
           {"sticky_expired", static_cast<double>(counters_.expired)},
           {"sticky_no_routing_id", static_cast<double>(counters_.no_session)},
           {"sticky_bindings", static_cast<double>(bindings_.size())},
-          {"sticky_affinity_hit_rate", affinity_hit_rate()}};
+          {"sticky_affinity_hit_rate", affinity_hit_rate(), true,
+           static_cast<double>(counters_.hits + counters_.rebinds + counters_.new_bindings)}};
 }
 
 namespace {

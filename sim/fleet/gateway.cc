@@ -1,5 +1,7 @@
 #include "sim/fleet/gateway.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 #include "sim/errors.h"
@@ -48,7 +50,18 @@ const ParamSpec& gateway_spec() {
           .real("kv_event_delay_ms", 5,
                 "a pod's KV events (block stored / removed) reach a precise-prefix router after "
                 "this: publish per engine step, ZMQ hop, indexer",
-                0);
+                0)
+          .integer("replicas", 1,
+                   "gateway replicas behind an L4 spreader; each has its own routing-policy "
+                   "instance (its own prefix index, counters, RNG), its own in-flight counts and "
+                   "its own scrape phase",
+                   1, 64)
+          .text("replica_assignment", "round_robin",
+                "how the spreader picks a replica per request: round_robin (IPVS rr, or any "
+                "per-request L4/L7 spreader), random (kube-proxy iptables mode with a connection "
+                "per request), conversation_hash (session affinity: a hash of the conversation, "
+                "else the session id, else the request)",
+                {"round_robin", "random", "conversation_hash"});
   return spec;
 }
 
@@ -72,29 +85,62 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.endpoint_watch_delay = ms_to_ns(p.get_double("endpoint_watch_delay_ms"));
   c.scrape_interval = ms_to_ns(p.get_double("scrape_interval_ms"));
   c.kv_event_delay = ms_to_ns(p.get_double("kv_event_delay_ms"));
+  c.replicas = static_cast<int>(p.get_int("replicas"));
+  const std::string& a = p.get_string("replica_assignment");
+  c.replica_assignment = a == "random"              ? ReplicaAssignment::kRandom
+                         : a == "conversation_hash" ? ReplicaAssignment::kConversationHash
+                                                    : ReplicaAssignment::kRoundRobin;
   return c;
 }
 
+const char* replica_assignment_name(ReplicaAssignment a) {
+  switch (a) {
+    case ReplicaAssignment::kRoundRobin:
+      return "round_robin";
+    case ReplicaAssignment::kRandom:
+      return "random";
+    case ReplicaAssignment::kConversationHash:
+      return "conversation_hash";
+  }
+  return "?";
+}
+
 Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
-                 std::unique_ptr<RoutingPolicy> policy, std::unique_ptr<RoutingPolicy> fallback,
-                 FleetObserver& observer, GatewayConfig config, std::uint64_t seed)
+                 std::vector<ReplicaPolicies> replicas, FleetObserver& observer,
+                 GatewayConfig config, std::uint64_t seed)
     : loop_(loop),
       pods_(pods),
-      policy_(std::move(policy)),
-      fallback_(std::move(fallback)),
       observer_(observer),
       config_(std::move(config)),
+      seed_(seed),
       rng_(make_rng(seed, "gateway/probe-phase")),
+      spread_rng_(make_rng(seed, "gateway/spreader")),
       inflight_(pods.size(), 0),
-      inflight_tokens_(pods.size(), 0),
+      pod_pools_(pods.size(), 0),
       healthy_(pods.size(), true),
       endpoints_(pods.size(), true),
       probe_ok_run_(pods.size(), 0),
       probe_fail_run_(pods.size(), 0),
-      extra_latency_(pods.size(), 0) {}
+      extra_latency_(pods.size(), 0) {
+  if (replicas.empty() || static_cast<int>(replicas.size()) != config_.replicas) {
+    throw InternalError("gateway: " + std::to_string(replicas.size()) + " replica policies for " +
+                        std::to_string(config_.replicas) + " replicas");
+  }
+  for (auto& rp : replicas) {
+    if (!rp.policy || !rp.fallback) throw InternalError("gateway: a replica without a policy");
+    Replica r;
+    r.policy = std::move(rp.policy);
+    r.fallback = std::move(rp.fallback);
+    r.inflight.assign(pods.size(), 0);
+    r.inflight_tokens.assign(pods.size(), 0);
+    replicas_.push_back(std::move(r));
+  }
+}
 
 void Gateway::start() {
-  if (policy_->wants_kv_events()) {
+  const bool kv_events = std::any_of(replicas_.begin(), replicas_.end(),
+                                     [](const Replica& r) { return r.policy->wants_kv_events(); });
+  if (kv_events) {
     for (auto& p : pods_) p->publish_kv_events();
   }
   if (config_.probe_interval > 0) {
@@ -105,7 +151,17 @@ void Gateway::start() {
       loop_.schedule_background_at(loop_.now() + phase, [this, i] { probe(static_cast<int>(i)); });
     }
   }
-  if (config_.scrape_interval > 0) scrape();
+  if (config_.scrape_interval > 0) {
+    scrape(0);
+    // Every other replica scrapes on its own phase, drawn once; it starts with a snapshot.
+    for (int r = 1; r < num_replicas(); ++r) {
+      Rng phase_rng = make_rng(seed_, "gateway/replica-" + std::to_string(r) + "/scrape-phase");
+      const TimeNs phase =
+          std::uniform_int_distribution<TimeNs>(0, config_.scrape_interval - 1)(phase_rng);
+      take_scrape(r);
+      loop_.schedule_background_in(phase, [this, r] { scrape(r); });
+    }
+  }
 }
 
 std::int64_t Gateway::inflight_total() const {
@@ -118,19 +174,25 @@ TimeNs Gateway::latency_to(int pod) const {
   return config_.network_latency + extra_latency_[static_cast<size_t>(pod)];
 }
 
-void Gateway::scrape() {
-  scraped_.clear();
+void Gateway::take_scrape(int replica) {
+  auto& scraped = replicas_[static_cast<size_t>(replica)].scraped;
+  scraped.clear();
   for (const auto& p : pods_) {
     PodState s;
     s.waiting = p->engine().num_waiting();
     s.running = p->engine().num_running();
     s.kv_usage = p->engine().cache().usage();
-    scraped_.push_back(s);
+    scraped.push_back(s);
   }
-  loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
 }
 
-std::vector<PodState> Gateway::candidates() const {
+void Gateway::scrape(int replica) {
+  take_scrape(replica);
+  loop_.schedule_background_in(config_.scrape_interval, [this, replica] { scrape(replica); });
+}
+
+std::vector<PodState> Gateway::candidates(int replica) const {
+  const Replica& rep = replicas_[static_cast<size_t>(replica)];
   std::vector<PodState> out;
   out.reserve(pods_.size());
   for (const auto& p : pods_) {
@@ -139,37 +201,76 @@ std::vector<PodState> Gateway::candidates() const {
     PodState s;
     s.index = p->index();
     s.name = p->name();
-    s.inflight_requests = inflight_[i];
-    s.inflight_tokens = inflight_tokens_[i];
+    s.inflight_requests = rep.inflight[i];
+    s.inflight_tokens = rep.inflight_tokens[i];
     if (config_.scrape_interval > 0) {
-      s.waiting = scraped_[i].waiting;
-      s.running = scraped_[i].running;
-      s.kv_usage = scraped_[i].kv_usage;
+      s.waiting = rep.scraped[i].waiting;
+      s.running = rep.scraped[i].running;
+      s.kv_usage = rep.scraped[i].kv_usage;
     } else {
       s.waiting = p->engine().num_waiting();
       s.running = p->engine().num_running();
       s.kv_usage = p->engine().cache().usage();
     }
+    s.pool = pod_pools_[i];
     out.push_back(std::move(s));
   }
   return out;
 }
 
-void Gateway::submit(RequestPtr r) {
-  observer_.on_arrival(*r, loop_.now());
-  route(std::move(r));
+int Gateway::assign_replica(const Request& r) {
+  const int n = num_replicas();
+  if (n == 1) return 0;
+  switch (config_.replica_assignment) {
+    case ReplicaAssignment::kRoundRobin:
+      return static_cast<int>(spread_next_++ % n);
+    case ReplicaAssignment::kRandom:
+      return std::uniform_int_distribution<int>(0, n - 1)(spread_rng_);
+    case ReplicaAssignment::kConversationHash: {
+      std::uint64_t h = 0;
+      if (r.conversation >= 0) {
+        const std::int64_t c = r.conversation;
+        h = XXH3_64bits_withSeed(&c, sizeof c, 0x636f6e76);  // "conv"
+      } else if (!r.session.empty()) {
+        h = XXH3_64bits_withSeed(r.session.data(), r.session.size(), 0x73657373);  // "sess"
+      } else {
+        const std::int64_t id = r.id;
+        h = XXH3_64bits_withSeed(&id, sizeof id, 0x72657175);  // "requ"
+      }
+      return static_cast<int>(h % static_cast<std::uint64_t>(n));
+    }
+  }
+  return 0;
 }
 
-void Gateway::route(RequestPtr r) {
+void Gateway::submit(RequestPtr r) {
+  observer_.on_arrival(*r, loop_.now());
+  const int replica = assign_replica(*r);
+  ++replicas_[static_cast<size_t>(replica)].routed;
+  route(std::move(r), replica);
+}
+
+void Gateway::route(RequestPtr r, int replica) {
+  RoutingPolicy& policy = *replicas_[static_cast<size_t>(replica)].policy;
+  // The policy's own decision time (a classifier, say) comes on top of the picker's round trip.
+  const TimeNs think = policy.routing_delay(*r);
   if (!config_.picker_service) {
-    route_with(*policy_, std::move(r));
+    if (think <= 0) {
+      route_with(policy, std::move(r), replica);
+    } else {
+      loop_.schedule_in(think, [this, &policy, r = std::move(r), replica]() mutable {
+        route_with(policy, std::move(r), replica);
+      });
+    }
   } else if (!picker_up_) {
-    picker_failed(std::move(r), config_.picker_connect_error);
-  } else if (config_.picker_latency > config_.picker_timeout) {
-    picker_failed(std::move(r), config_.picker_timeout);
+    picker_failed(std::move(r), config_.picker_connect_error, replica);
+  } else if (config_.picker_latency + think > config_.picker_timeout) {
+    picker_failed(std::move(r), config_.picker_timeout, replica);
   } else {
-    loop_.schedule_in(config_.picker_latency,
-                      [this, r = std::move(r)]() mutable { route_with(*policy_, std::move(r)); });
+    loop_.schedule_in(config_.picker_latency + think,
+                      [this, &policy, r = std::move(r), replica]() mutable {
+                        route_with(policy, std::move(r), replica);
+                      });
   }
 }
 
@@ -180,42 +281,59 @@ std::vector<PolicyCounter> Gateway::counters() const {
           {"no_healthy_pod", static_cast<double>(no_pod_)}};
 }
 
-void Gateway::picker_failed(RequestPtr r, TimeNs after) {
+std::vector<PolicyCounter> Gateway::policy_counters() const {
+  if (replicas_.size() == 1) return replicas_.front().policy->counters();
+  std::vector<std::vector<PolicyCounter>> parts;
+  for (const auto& r : replicas_) parts.push_back(r.policy->counters());
+  return merge_counters(parts);
+}
+
+std::vector<std::int64_t> Gateway::routed_per_replica() const {
+  std::vector<std::int64_t> out;
+  for (const auto& r : replicas_) out.push_back(r.routed);
+  return out;
+}
+
+void Gateway::picker_failed(RequestPtr r, TimeNs after, int replica) {
   ++picker_failures_;
-  loop_.schedule_in(after, [this, r = std::move(r)]() mutable {
+  loop_.schedule_in(after, [this, r = std::move(r), replica]() mutable {
     if (config_.picker_failure_mode == PickerFailureMode::kFailClose) {
       finish(r, -1, Outcome::kNoPod503);
     } else {
-      route_with(*fallback_, std::move(r));
+      route_with(*replicas_[static_cast<size_t>(replica)].fallback, std::move(r), replica);
     }
   });
 }
 
-void Gateway::route_with(RoutingPolicy& policy, RequestPtr r) {
-  const std::vector<PodState> pods = candidates();
+void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
+  const std::vector<PodState> pods = candidates(replica);
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
     ++no_pod_;
     finish(r, -1, Outcome::kNoPod503);
     return;
   }
-  ++(&policy == fallback_.get() ? routed_by_fallback_ : routed_by_policy_);
+  const bool by_fallback = &policy == replicas_[static_cast<size_t>(replica)].fallback.get();
+  ++(by_fallback ? routed_by_fallback_ : routed_by_policy_);
   if (pod >= static_cast<int>(pods_.size())) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +
                         std::to_string(pods_.size()));
   }
-  dispatch(std::move(r), pod, policy);
+  dispatch(std::move(r), pod, policy, replica);
 }
 
-void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy) {
+void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica) {
   const auto i = static_cast<size_t>(pod);
+  Replica& rep = replicas_[static_cast<size_t>(replica)];
   ++inflight_[i];
-  inflight_tokens_[i] += r->prompt_tokens + r->output_tokens;
+  ++rep.inflight[i];
+  rep.inflight_tokens[i] += r->prompt_tokens + r->output_tokens;
   policy.on_dispatched(*r, pod);
   routed_by_[r->id] = &policy;
   observer_.on_dispatch(*r, pod, loop_.now());
   Attempt& a = attempts_[r->id];
   a.pod = pod;
+  a.replica = replica;
   a.number = r->attempt;
   if (config_.request_timeout > 0) {
     a.timeout = loop_.schedule_in(config_.request_timeout,
@@ -259,8 +377,9 @@ void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
 }
 
 void Gateway::on_pod_kv_events(int pod, std::vector<KvEvent> events) {
+  // Every replica's indexer subscribes to the same stream.
   loop_.schedule_background_in(config_.kv_event_delay, [this, pod, ev = std::move(events)] {
-    policy_->on_kv_events(pod, ev);
+    for (auto& r : replicas_) r.policy->on_kv_events(pod, ev);
   });
 }
 
@@ -271,10 +390,12 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
       return;  // a stale answer to an attempt that already ended
     }
     loop_.cancel(it->second.timeout);
+    Replica& rep = replicas_[static_cast<size_t>(it->second.replica)];
     attempts_.erase(it);
     const auto i = static_cast<size_t>(pod);
     --inflight_[i];
-    inflight_tokens_[i] -= r->prompt_tokens + r->output_tokens;
+    --rep.inflight[i];
+    rep.inflight_tokens[i] -= r->prompt_tokens + r->output_tokens;
     auto by = routed_by_.find(r->id);
     if (by != routed_by_.end()) {
       by->second->on_finished(*r, pod);

@@ -18,6 +18,8 @@
 namespace fleetsim {
 
 enum class PickerFailureMode { kFailOpen, kFailClose };
+// How the L4 spreader in front of several gateway replicas chooses one for a request.
+enum class ReplicaAssignment { kRoundRobin, kRandom, kConversationHash };
 
 struct GatewayConfig {
   TimeNs network_latency = 0;  // one way, gateway <-> pod
@@ -38,19 +40,34 @@ struct GatewayConfig {
   TimeNs endpoint_watch_delay = 0;  // a deleted or new pod reaches the picker after this
   TimeNs scrape_interval = 0;       // engine metrics the router reads are this stale (0 = live)
   TimeNs kv_event_delay = 0;        // a pod's KV events reach the router after this
+  // Gateway replicas behind an L4 spreader, each with its own policy instance, in-flight counts
+  // and scrape phase.
+  int replicas = 1;
+  ReplicaAssignment replica_assignment = ReplicaAssignment::kRoundRobin;
 };
+
+const char* replica_assignment_name(ReplicaAssignment a);
 
 // The gateway section of a scenario (scenario-wide, overridable per arm).
 const ParamSpec& gateway_spec();
 GatewayConfig gateway_config_from(const Params& p);
 
+// The routing policy of one gateway replica, and its fail-open fallback.
+struct ReplicaPolicies {
+  std::unique_ptr<RoutingPolicy> policy;
+  std::unique_ptr<RoutingPolicy> fallback;
+};
+
 class Gateway : public PodListener {
  public:
   using Completion = std::function<void(const RequestPtr&, int pod, Outcome)>;
 
+  // `replicas`: each replica's policy and fallback, config.replicas of them.
   Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
-          std::unique_ptr<RoutingPolicy> policy, std::unique_ptr<RoutingPolicy> fallback,
-          FleetObserver& observer, GatewayConfig config, std::uint64_t seed);
+          std::vector<ReplicaPolicies> replicas, FleetObserver& observer, GatewayConfig config,
+          std::uint64_t seed);
+  // The pool of each pod (PodState::pool), by pod index; all 0 unless set.
+  void set_pod_pools(std::vector<std::int32_t> pools) { pod_pools_ = std::move(pools); }
 
   // Starts the periodic machinery (probes, scrapes). Call once, before the first request.
   void start();
@@ -73,8 +90,15 @@ class Gateway : public PodListener {
   void on_pod_stalled(const RequestPtr& r, int pod) override;
   void on_pod_kv_events(int pod, std::vector<KvEvent> events) override;
 
-  const RoutingPolicy& policy() const { return *policy_; }
+  // The first replica's policy.
+  const RoutingPolicy& policy() const { return *replicas_.front().policy; }
+  int num_replicas() const { return static_cast<int>(replicas_.size()); }
+  // The counters of every replica's policy, merged (counts add up, ratios are weighted).
+  std::vector<PolicyCounter> policy_counters() const;
+  // Requests (attempts) the spreader gave each replica.
+  std::vector<std::int64_t> routed_per_replica() const;
   bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }
+  // In flight on `pod`, over every replica.
   std::int32_t inflight(int pod) const { return inflight_[static_cast<size_t>(pod)]; }
   std::int64_t inflight_total() const;
   // How requests were routed: by the policy (or picker), by the fail-open fallback, or refused.
@@ -83,35 +107,50 @@ class Gateway : public PodListener {
  private:
   struct Attempt {
     int pod = -1;
+    int replica = 0;
     std::int32_t number = 0;
     EventId timeout;
   };
-  void route(RequestPtr r);
-  void route_with(RoutingPolicy& policy, RequestPtr r);
-  void picker_failed(RequestPtr r, TimeNs after);
-  void dispatch(RequestPtr r, int pod, RoutingPolicy& policy);
+  // One gateway replica's own view: its policy, the requests it has in flight, its scrapes.
+  // Health (probes) and the endpoint watch are shared: every replica probes the same pods and
+  // watches the same API server, so they hold the same belief.
+  struct Replica {
+    std::unique_ptr<RoutingPolicy> policy;
+    std::unique_ptr<RoutingPolicy> fallback;
+    std::vector<std::int32_t> inflight;
+    std::vector<std::int64_t> inflight_tokens;
+    std::vector<PodState> scraped;  // engine signals as of this replica's last scrape
+    std::int64_t routed = 0;        // attempts the spreader gave it
+  };
+  int assign_replica(const Request& r);
+  void route(RequestPtr r, int replica);
+  void route_with(RoutingPolicy& policy, RequestPtr r, int replica);
+  void picker_failed(RequestPtr r, TimeNs after, int replica);
+  void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
   void finish(const RequestPtr& r, int pod, Outcome outcome);
-  std::vector<PodState> candidates() const;
+  std::vector<PodState> candidates(int replica) const;
   TimeNs latency_to(int pod) const;
   void probe(int pod);
   void probe_result(int pod, bool ok);
-  void scrape();
+  void take_scrape(int replica);
+  void scrape(int replica);
 
   EventLoop& loop_;
   std::vector<std::unique_ptr<Pod>>& pods_;
-  std::unique_ptr<RoutingPolicy> policy_;
-  std::unique_ptr<RoutingPolicy> fallback_;
+  std::vector<Replica> replicas_;
   FleetObserver& observer_;
   GatewayConfig config_;
+  std::uint64_t seed_;
   Rng rng_;
+  Rng spread_rng_;
+  std::int64_t spread_next_ = 0;
   Completion completion_;
-  std::vector<std::int32_t> inflight_;
-  std::vector<std::int64_t> inflight_tokens_;
+  std::vector<std::int32_t> inflight_;  // over every replica
+  std::vector<std::int32_t> pod_pools_;
   std::vector<bool> healthy_;    // the gateway's belief, from probes
   std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
   std::vector<int> probe_ok_run_, probe_fail_run_;
   std::vector<TimeNs> extra_latency_;
-  std::vector<PodState> scraped_;  // engine signals as of the last scrape
   std::map<std::int64_t, Attempt> attempts_;
   std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
   bool picker_up_ = true;

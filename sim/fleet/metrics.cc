@@ -172,4 +172,51 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
   return s;
 }
 
+std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& records,
+                                         const std::vector<PodSummary>& pods,
+                                         const std::vector<std::int32_t>& pod_pools,
+                                         std::vector<PoolSummary> pools) {
+  const size_t n = pools.size();
+  std::vector<std::vector<double>> ttft(n), tpot(n), e2e(n);
+  std::vector<std::int64_t> queries(n, 0), hits(n, 0);
+  auto pool_of = [&](int pod) -> std::int64_t {
+    if (pod < 0 || static_cast<size_t>(pod) >= pod_pools.size()) return -1;
+    const std::int32_t p = pod_pools[static_cast<size_t>(pod)];
+    return p >= 0 && static_cast<size_t>(p) < n ? p : -1;
+  };
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const std::int64_t p = pool_of(static_cast<int>(i));
+    if (p < 0) continue;
+    queries[static_cast<size_t>(p)] += pods[i].prefix_cache_queries;
+    hits[static_cast<size_t>(p)] += pods[i].prefix_cache_hits;
+  }
+  for (const auto& r : records) {
+    if (r.arrival < 0 || !r.measured) continue;
+    const std::int64_t pi = pool_of(r.pod);
+    if (pi < 0) continue;
+    const auto p = static_cast<size_t>(pi);
+    PoolSummary& s = pools[p];
+    ++s.requests;
+    if (!r.done) continue;
+    if (r.outcome != Outcome::kOk) {
+      ++s.failed;
+      continue;
+    }
+    ++s.completed;
+    ttft[p].push_back(ns_to_ms(r.first_token - r.arrival));
+    e2e[p].push_back(ns_to_ms(r.finished - r.arrival));
+    if (r.output_tokens > 1) {
+      tpot[p].push_back(ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1));
+    }
+  }
+  for (size_t p = 0; p < n; ++p) {
+    pools[p].prefix_cache_reuse =
+        queries[p] > 0 ? static_cast<double>(hits[p]) / static_cast<double>(queries[p]) : 0.0;
+    pools[p].ttft_ms = percentiles(std::move(ttft[p]));
+    pools[p].tpot_ms = percentiles(std::move(tpot[p]));
+    pools[p].e2e_ms = percentiles(std::move(e2e[p]));
+  }
+  return pools;
+}
+
 }  // namespace fleetsim

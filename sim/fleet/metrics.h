@@ -90,6 +90,25 @@ class ConcentrationSampler {
   std::int64_t n_ = 0;
 };
 
+// One pool of the fleet (fleet.pools): where its requests went and how they fared. Requests
+// count on the pool of the pod that ended them (a failed request that never reached a pod counts
+// on none).
+struct PoolSummary {
+  std::string pool;
+  std::string gpu;
+  std::string model;
+  std::int32_t pods = 0;
+  std::int64_t requests = 0, completed = 0, failed = 0;
+  double prefix_cache_reuse = 0;  // hits / queries over the pool's pods
+  Percentiles ttft_ms, tpot_ms, e2e_ms;
+};
+
+// Several gateway replicas: how the spreader divided the requests (attempts) among them.
+struct ReplicaSummary {
+  std::string assignment;            // empty: one replica
+  std::vector<std::int64_t> routed;  // by replica
+};
+
 struct ArmSummary {
   std::int64_t requests = 0, completed = 0, failed = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
@@ -100,8 +119,16 @@ struct ArmSummary {
   RoutingEvidence routing;
   std::vector<PolicyCounter> policy_counters;
   std::vector<PolicyCounter> gateway_counters;
+  std::vector<PoolSummary> per_pool;  // empty unless the fleet has fleet.pools
+  ReplicaSummary replicas;            // empty unless gateway.replicas > 1
 };
 
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);
+// Fills `pools` (name, gpu, model, pods given) from the records and the per-pod counters;
+// `pod_pools` is the pool index of each pod.
+std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& records,
+                                         const std::vector<PodSummary>& pods,
+                                         const std::vector<std::int32_t>& pod_pools,
+                                         std::vector<PoolSummary> pools);
 
 }  // namespace fleetsim

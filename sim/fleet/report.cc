@@ -1,5 +1,6 @@
 #include "sim/fleet/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -59,26 +60,52 @@ nlohmann::json summary_json(const ArmSummary& s) {
   for (const auto& c : s.policy_counters) counters[c.name] = rounded(c.value);
   nlohmann::json gateway = nlohmann::json::object();
   for (const auto& c : s.gateway_counters) gateway[c.name] = rounded(c.value);
-  return {{"requests", s.requests},
-          {"completed", s.completed},
-          {"failed", s.failed},
-          {"prefix_cache_reuse", rounded(s.prefix_cache_reuse)},
-          {"ttft_ms", pct_json(s.ttft_ms)},
-          {"warm_ttft_ms", pct_json(s.warm_ttft_ms)},
-          {"e2e_ms", pct_json(s.e2e_ms)},
-          {"warm_e2e_ms", pct_json(s.warm_e2e_ms)},
-          {"tpot_ms", pct_json(s.tpot_ms)},
-          {"throughput_req_s", rounded(s.throughput_req_s)},
-          {"output_tokens_per_s", rounded(s.output_tokens_per_s)},
-          {"duration_s", rounded(s.duration_s)},
-          {"per_pod", per_pod},
-          {"routing",
-           {{"concentration_ratio", rounded(s.routing.concentration_ratio)},
-            {"concentration_ratio_max", rounded(s.routing.concentration_ratio_max)},
-            {"same_pod_as_previous_turn", rounded(s.routing.same_pod_as_previous_turn)},
-            {"conversations_on_one_pod", rounded(s.routing.conversations_on_one_pod)}}},
-          {"policy_counters", counters},
-          {"gateway_counters", gateway}};
+  nlohmann::json out = {
+      {"requests", s.requests},
+      {"completed", s.completed},
+      {"failed", s.failed},
+      {"prefix_cache_reuse", rounded(s.prefix_cache_reuse)},
+      {"ttft_ms", pct_json(s.ttft_ms)},
+      {"warm_ttft_ms", pct_json(s.warm_ttft_ms)},
+      {"e2e_ms", pct_json(s.e2e_ms)},
+      {"warm_e2e_ms", pct_json(s.warm_e2e_ms)},
+      {"tpot_ms", pct_json(s.tpot_ms)},
+      {"throughput_req_s", rounded(s.throughput_req_s)},
+      {"output_tokens_per_s", rounded(s.output_tokens_per_s)},
+      {"duration_s", rounded(s.duration_s)},
+      {"per_pod", per_pod},
+      {"routing",
+       {{"concentration_ratio", rounded(s.routing.concentration_ratio)},
+        {"concentration_ratio_max", rounded(s.routing.concentration_ratio_max)},
+        {"same_pod_as_previous_turn", rounded(s.routing.same_pod_as_previous_turn)},
+        {"conversations_on_one_pod", rounded(s.routing.conversations_on_one_pod)}}},
+      {"policy_counters", counters},
+      {"gateway_counters", gateway}};
+  // Keys that exist only for fleets with pools and gateways with several replicas, so the
+  // results of every other scenario keep their exact bytes.
+  if (!s.per_pool.empty()) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const auto& p : s.per_pool) {
+      pools.push_back({{"pool", p.pool},
+                       {"gpu", p.gpu},
+                       {"model", p.model},
+                       {"pods", p.pods},
+                       {"requests", p.requests},
+                       {"completed", p.completed},
+                       {"failed", p.failed},
+                       {"prefix_cache_reuse", rounded(p.prefix_cache_reuse)},
+                       {"ttft_ms", pct_json(p.ttft_ms)},
+                       {"tpot_ms", pct_json(p.tpot_ms)},
+                       {"e2e_ms", pct_json(p.e2e_ms)}});
+    }
+    out["per_pool"] = pools;
+  }
+  if (!s.replicas.routed.empty()) {
+    out["gateway_replicas"] = {{"replicas", s.replicas.routed.size()},
+                               {"assignment", s.replicas.assignment},
+                               {"routed", s.replicas.routed}};
+  }
+  return out;
 }
 
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
@@ -90,24 +117,46 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
     if (!a.failures.is_null()) arm["failures"] = a.failures;
     arms.push_back(std::move(arm));
   }
-  return {{"scenario", r.scenario},
-          {"seed", r.seed},
-          {"fleet",
-           {{"pods", s.fleet.pods},
-            {"gpu", s.fleet.gpu},
-            {"model", s.fleet.model},
-            {"kv_blocks_per_pod", r.fleet.kv_blocks_per_pod},
-            {"kv_gib_per_pod", rounded(r.fleet.kv_gib_per_pod)},
-            {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
-            {"max_num_seqs", r.fleet.max_num_seqs}}},
-          {"arms", arms}};
+  nlohmann::json fleet = {{"pods", s.fleet.pods},
+                          {"gpu", s.fleet.gpu},
+                          {"model", s.fleet.model},
+                          {"kv_blocks_per_pod", r.fleet.kv_blocks_per_pod},
+                          {"kv_gib_per_pod", rounded(r.fleet.kv_gib_per_pod)},
+                          {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
+                          {"max_num_seqs", r.fleet.max_num_seqs}};
+  if (!s.fleet.pools.empty()) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const auto& p : r.fleet.pools) {
+      pools.push_back({{"name", p.name},
+                       {"pods", p.pods},
+                       {"gpu", p.gpu},
+                       {"model", p.model},
+                       {"kv_blocks_per_pod", p.kv_blocks_per_pod},
+                       {"kv_gib_per_pod", rounded(p.kv_gib_per_pod)},
+                       {"max_num_batched_tokens", p.max_num_batched_tokens},
+                       {"max_num_seqs", p.max_num_seqs}});
+    }
+    fleet["pools"] = pools;
+  }
+  return {{"scenario", r.scenario}, {"seed", r.seed}, {"fleet", fleet}, {"arms", arms}};
 }
 
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
-  os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
-     << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
-     << " blocks/pod (" << fmt(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
-     << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs\n";
+  if (s.fleet.pools.empty()) {
+    os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
+       << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
+       << " blocks/pod (" << fmt(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
+       << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs\n";
+  } else {
+    os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " pods in "
+       << r.fleet.pools.size() << " pools\n";
+    for (const auto& p : r.fleet.pools) {
+      os << "  pool " << p.name << ": " << p.pods << " x " << p.gpu << "  " << p.model << "  KV "
+         << p.kv_blocks_per_pod << " blocks/pod (" << fmt(p.kv_gib_per_pod, 1)
+         << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
+         << " seqs\n";
+    }
+  }
   const bool any_measured = !s.measured.empty();
   const std::vector<Row> rows = {
       {"requests (completed/failed)", "", 0},
@@ -159,6 +208,39 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
         }
       }
       os << std::setw(cell_w) << cell;
+    }
+    os << "\n";
+  }
+  // Per pool and per gateway replica, when the scenario has them.
+  if (!r.arms.empty() && !r.arms.front().summary.per_pool.empty()) {
+    const auto& pools = r.arms.front().summary.per_pool;
+    for (size_t p = 0; p < pools.size(); ++p) {
+      for (int k = 0; k < 4; ++k) {
+        static const char* const kLabels[] = {"requests", "reuse %", "TTFT p50 ms", "TPOT p50 ms"};
+        os << std::setw(label_w) << ("  " + pools[p].pool + " " + kLabels[k]);
+        for (const auto& a : r.arms) {
+          const PoolSummary& ps = a.summary.per_pool.at(p);
+          const std::string cell = k == 0   ? std::to_string(ps.requests)
+                                   : k == 1 ? fmt(100.0 * ps.prefix_cache_reuse, 1)
+                                   : k == 2 ? fmt(ps.ttft_ms.p50, 0)
+                                            : fmt(ps.tpot_ms.p50, 1);
+          os << std::setw(cell_w) << cell;
+        }
+        os << "\n";
+      }
+    }
+  }
+  const bool any_replicas = std::any_of(r.arms.begin(), r.arms.end(), [](const ArmResult& a) {
+    return !a.summary.replicas.routed.empty();
+  });
+  if (any_replicas) {
+    os << std::setw(label_w) << "requests per gateway replica";
+    for (const auto& a : r.arms) {
+      std::string cell;
+      for (const auto n : a.summary.replicas.routed) {
+        cell += (cell.empty() ? "" : "/") + std::to_string(n);
+      }
+      os << std::setw(cell_w) << (cell.empty() ? std::string("1 replica") : cell);
     }
     os << "\n";
   }

@@ -32,10 +32,10 @@ struct PodBuild {
   double kv_gib = 0;
 };
 
-PodBuild build_pod(const Scenario& s) {
-  const GpuSpec& gpu = find_gpu(s.fleet.gpu);
-  const LlmSpec& llm = find_model(s.fleet.model);
-  const Params& server = s.fleet.server;
+PodBuild build_pod(const PoolSpec& pool) {
+  const GpuSpec& gpu = find_gpu(pool.gpu);
+  const LlmSpec& llm = find_model(pool.model);
+  const Params& server = pool.server;
   PodBuild b;
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
   const auto tp = static_cast<std::int32_t>(server.get_int("tensor_parallel_size"));
@@ -51,7 +51,7 @@ PodBuild build_pod(const Scenario& s) {
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
-  b.cost = make_cost_model(s.fleet.cost_model, gpu, llm, tp, kv_dtype_bytes);
+  b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
   return b;
 }
 
@@ -93,9 +93,43 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 }  // namespace
 
 FleetFacts fleet_facts(const Scenario& s) {
-  const PodBuild b = build_pod(s);
-  return {b.config.num_blocks, b.kv_gib, b.config.engine.max_num_batched_tokens,
-          b.config.engine.max_num_seqs};
+  FleetFacts f;
+  for (const PoolSpec& pool : fleet_pools(s.fleet)) {
+    const PodBuild b = build_pod(pool);
+    f.pools.push_back({pool.name, pool.pods, pool.gpu, pool.model, b.config.num_blocks, b.kv_gib,
+                       b.config.engine.max_num_batched_tokens, b.config.engine.max_num_seqs});
+  }
+  const PoolFacts& first = f.pools.front();
+  f.kv_blocks_per_pod = first.kv_blocks_per_pod;
+  f.kv_gib_per_pod = first.kv_gib_per_pod;
+  f.max_num_batched_tokens = first.max_num_batched_tokens;
+  f.max_num_seqs = first.max_num_seqs;
+  return f;
+}
+
+namespace {
+
+// "arm/<arm>" for the first gateway replica, "arm/<arm>/replica-<r>" for the others.
+std::string replica_stream(const std::string& arm, int replica) {
+  return "arm/" + arm + (replica > 0 ? "/replica-" + std::to_string(replica) : "");
+}
+
+}  // namespace
+
+PolicyContext policy_context(const Scenario& s, const std::string& arm, int replica) {
+  PolicyContext ctx;
+  const std::vector<PoolSpec> pools = fleet_pools(s.fleet);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (!s.fleet.pools.empty()) ctx.pools.push_back(pools[p].name);
+    for (int i = 0; i < pools[p].pods; ++i) {
+      ctx.pod_names.push_back(Topology::pod_name(static_cast<int>(ctx.pod_names.size())));
+      if (!s.fleet.pools.empty()) ctx.pod_pools.push_back(static_cast<std::int32_t>(p));
+    }
+  }
+  ctx.engine_block_size = static_cast<std::int32_t>(pools.front().server.get_int("block_size"));
+  ctx.seed = s.seed;
+  ctx.stream_name = replica_stream(arm, replica) + "/policy";
+  return ctx;
 }
 
 namespace {
@@ -133,9 +167,16 @@ class RetryPolicy {
 }  // namespace
 
 ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
-  const PodBuild build = build_pod(s);
+  const std::vector<PoolSpec> pool_specs = fleet_pools(s.fleet);
+  std::vector<PodBuild> builds;
+  std::vector<PoolLayout> layout;
+  for (const PoolSpec& pool : pool_specs) {
+    builds.push_back(build_pod(pool));
+    layout.push_back({pool.pods, pool.pods_per_gpu});
+  }
+  const std::int32_t block_size = builds.front().config.engine.block_size;
   const GatewayConfig gcfg = gateway_config_from(arm.gateway);
-  const Topology topology(s.fleet.pods, s.fleet.pods_per_gpu, s.fleet.gpus_per_node);
+  const Topology topology(layout, s.fleet.gpus_per_node);
   const bool track_failures = !s.faults.empty() || gcfg.probe_interval > 0;
   EventLoop loop;
   RecordCollector records;
@@ -144,29 +185,38 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   observers.add(&records);
   if (track_failures) observers.add(&failures);
 
-  PolicyContext pctx;
-  for (int i = 0; i < s.fleet.pods; ++i) pctx.pod_names.push_back(Topology::pod_name(i));
-  pctx.engine_block_size = build.config.engine.block_size;
-  pctx.seed = s.seed;
-  pctx.stream_name = "arm/" + arm.name + "/policy";
-  PolicyContext fallback_ctx = pctx;
-  fallback_ctx.stream_name = "arm/" + arm.name + "/fallback";
+  const PolicyContext pctx = policy_context(s, arm.name);
   const auto& fallback_entry = PolicyRegistry::instance().get(gcfg.fallback_policy, "policy");
+  std::vector<ReplicaPolicies> replica_policies;
+  for (int r = 0; r < gcfg.replicas; ++r) {
+    const PolicyContext ctx = r == 0 ? pctx : policy_context(s, arm.name, r);
+    PolicyContext fallback_ctx = ctx;
+    fallback_ctx.stream_name = replica_stream(arm.name, r) + "/fallback";
+    ReplicaPolicies rp;
+    rp.policy = make_policy(arm.policy, arm.params, ctx);
+    rp.fallback = fallback_entry.factory(fallback_entry.spec.defaults(), fallback_ctx);
+    replica_policies.push_back(std::move(rp));
+  }
 
   std::vector<std::unique_ptr<Pod>> pods;
+  std::vector<std::int32_t> pod_pools;
   std::vector<std::shared_ptr<GpuShare>> gpus(static_cast<size_t>(topology.num_gpus()));
-  for (int i = 0; i < s.fleet.pods; ++i) {
-    pods.push_back(std::make_unique<Pod>(i, pctx.pod_names[static_cast<size_t>(i)], loop,
-                                         build.config, build.cost, observers));
-    if (s.fleet.pods_per_gpu > 1) {
-      auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
-      if (!share) share = std::make_shared<GpuShare>();
-      pods.back()->set_gpu_share(share);
+  for (size_t p = 0; p < pool_specs.size(); ++p) {
+    const PodBuild& build = builds[p];
+    for (int k = 0; k < pool_specs[p].pods; ++k) {
+      const int i = static_cast<int>(pods.size());
+      pods.push_back(std::make_unique<Pod>(i, pctx.pod_names[static_cast<size_t>(i)], loop,
+                                           build.config, build.cost, observers));
+      pod_pools.push_back(static_cast<std::int32_t>(p));
+      if (pool_specs[p].pods_per_gpu > 1) {
+        auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
+        if (!share) share = std::make_shared<GpuShare>();
+        pods.back()->set_gpu_share(share);
+      }
     }
   }
-  Gateway gateway(loop, pods, make_policy(arm.policy, arm.params, pctx),
-                  fallback_entry.factory(fallback_entry.spec.defaults(), fallback_ctx), observers,
-                  gcfg, s.seed);
+  Gateway gateway(loop, pods, std::move(replica_policies), observers, gcfg, s.seed);
+  gateway.set_pod_pools(pod_pools);
   for (auto& p : pods) p->set_listener(&gateway);
   WindowStart window(pods);
   observers.add(&window);
@@ -176,13 +226,13 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   WorkloadContext wctx;
   wctx.loop = &loop;
   wctx.seed = s.seed;
-  wctx.block_size = build.config.engine.block_size;
+  wctx.block_size = block_size;
   wctx.model = s.fleet.model;
   wctx.submit = [&](Request r) {
     r.id = next_id++;
     r.model = s.fleet.model;
     r.arrival = loop.now();
-    compute_block_hashes(r, build.config.engine.block_size);
+    compute_block_hashes(r, block_size);
     gateway.submit(std::make_shared<Request>(std::move(r)));
   };
   const auto& entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
@@ -234,9 +284,26 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   out.name = arm.name;
   out.policy = arm.policy;
   out.summary = summarize(records.records(), std::move(per_pod));
+  if (!s.fleet.pools.empty()) {
+    std::vector<PoolSummary> info;
+    for (const auto& p : pool_specs) {
+      PoolSummary ps;
+      ps.pool = p.name;
+      ps.gpu = p.gpu;
+      ps.model = p.model;
+      ps.pods = p.pods;
+      info.push_back(std::move(ps));
+    }
+    out.summary.per_pool =
+        summarize_pools(records.records(), out.summary.per_pod, pod_pools, std::move(info));
+  }
   concentration.fill(out.summary.routing);
-  out.summary.policy_counters = gateway.policy().counters();
+  out.summary.policy_counters = gateway.policy_counters();
   out.summary.gateway_counters = gateway.counters();
+  if (gateway.num_replicas() > 1) {
+    out.summary.replicas.assignment = replica_assignment_name(gcfg.replica_assignment);
+    out.summary.replicas.routed = gateway.routed_per_replica();
+  }
   out.events = loop.events_run();
   check_end_state(pods, out.summary, cut, arm.name);
   if (track_failures) out.failures = failures.to_json(lost, retries, loop.now());

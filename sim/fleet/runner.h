@@ -7,16 +7,31 @@
 #include <string>
 #include <vector>
 
+#include "policies/policy.h"
 #include "sim/fleet/metrics.h"
 #include "sim/fleet/scenario.h"
 
 namespace fleetsim {
 
-struct FleetFacts {
+// What one pool's pods come to once the catalogs and vLLM's defaults are applied.
+struct PoolFacts {
+  std::string name;
+  std::int32_t pods = 0;
+  std::string gpu;
+  std::string model;
   std::int64_t kv_blocks_per_pod = 0;
   double kv_gib_per_pod = 0;
   std::int32_t max_num_batched_tokens = 0;
   std::int32_t max_num_seqs = 0;
+};
+
+struct FleetFacts {
+  // The first pool's (every pod's, without fleet.pools).
+  std::int64_t kv_blocks_per_pod = 0;
+  double kv_gib_per_pod = 0;
+  std::int32_t max_num_batched_tokens = 0;
+  std::int32_t max_num_seqs = 0;
+  std::vector<PoolFacts> pools;  // every pool, the implicit "default" one included
 };
 
 struct ArmResult {
@@ -36,6 +51,9 @@ struct RunResult {
 };
 
 FleetFacts fleet_facts(const Scenario& s);
+// What a policy of `arm` is built with: the fleet's pods and pools, the seed, and its stream
+// ("arm/<arm>/policy"; replica r > 0 of the gateway: "arm/<arm>/replica-<r>/policy").
+PolicyContext policy_context(const Scenario& s, const std::string& arm, int replica = 0);
 ArmResult run_arm(const Scenario& s, const ArmSpec& arm);
 // threads <= 0: one thread per arm, up to the hardware's count.
 RunResult run_scenario(const Scenario& s, int threads = 1);

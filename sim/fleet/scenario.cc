@@ -1,12 +1,16 @@
 #include "sim/fleet/scenario.h"
 
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "models/calibration.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
 #include "models/gpu_catalog.h"
@@ -102,15 +106,177 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   throw ScenarioError("--set " + path + ": cannot set a list element as a whole");
 }
 
+// A GPU or model name: `key` of `n` if given, else `inherited` (the fleet-level value);
+// `required` says a name must come from one of them.
+std::string catalog_name(const YAML::Node& n, const std::string& key, const YamlWhere& w,
+                         const std::string& inherited, bool is_gpu, bool required,
+                         const std::string& where_else) {
+  const std::string valid = join(is_gpu ? gpu_names() : model_names(), ", ");
+  const YAML::Node v = n[key];
+  if (!v.IsDefined() || v.IsNull()) {
+    if (required && inherited.empty()) {
+      throw ScenarioError(w.at(n) + ": missing field '" + key + "'" + where_else +
+                          " (one of: " + valid + ")");
+    }
+    return inherited;
+  }
+  const std::string name = scalar(v, w.child(key), is_gpu ? "a GPU name" : "a model name");
+  try {
+    if (is_gpu) {
+      find_gpu(name);
+    } else {
+      find_model(name);
+    }
+  } catch (const UnknownNameError& e) {
+    throw ScenarioError(w.child(key).at(v) + ": " + e.what());
+  }
+  return name;
+}
+
+// vLLM processes sharing a GPU each take gpu_memory_utilization of it.
+void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_per_gpu,
+                     const Params& server) {
+  const double util = server.get_double("gpu_memory_utilization");
+  if (pods_per_gpu * util > 1.0 + 1e-9) {
+    throw ScenarioError(w.child("server").child("gpu_memory_utilization").at(n) + ": " +
+                        std::to_string(pods_per_gpu) + " pods per GPU x " + std::to_string(util) +
+                        " exceeds the GPU; expected at most " + std::to_string(1.0 / pods_per_gpu));
+  }
+}
+
+// The calibration file a cost_model section names: beside the scenario file, else (a path given
+// with --set) from the current directory; an absolute path as it is.
+std::string calibration_path(const std::string& value, const YamlWhere& w, const YAML::Node& node) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(w.file).parent_path();
+  std::vector<std::string> tried;
+  if (!fs::path(value).is_absolute()) {
+    const fs::path beside = dir / value;
+    if (fs::is_regular_file(beside, ec)) return beside.lexically_normal().string();
+    tried.push_back(beside.string());
+  }
+  if ((fs::path(value).is_absolute() || !dir.empty()) && fs::is_regular_file(value, ec)) {
+    return value;
+  }
+  if (fs::path(value).is_absolute() || !dir.empty()) tried.push_back(value);
+  throw ScenarioError(w.at(node) + ": cannot open the calibration file '" + value +
+                      "' (looked for " + join(tried, " and ") +
+                      "); write one with `fleetsim calibrate MEASUREMENTS.csv --out FILE`");
+}
+
+// A cost_model section over `base`: with `calibration: FILE`, the file's values come between
+// the base and the section's own fields.
+Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params& base,
+                          const std::string& gpu, const std::string& model, std::int64_t tp) {
+  const YAML::Node cal = n.IsDefined() && n.IsMap() ? n["calibration"] : YAML::Node();
+  if (!cal.IsDefined() || cal.IsNull() || (cal.IsScalar() && cal.Scalar().empty())) {
+    return cost_model_spec().resolve(n, w, base);
+  }
+  const YamlWhere cw = w.child("calibration");
+  const std::string value =
+      scalar(cal, cw, "the path of a file written by `fleetsim calibrate --out`");
+  CalibrationFile file;
+  try {
+    file = read_calibration_file(calibration_path(value, cw, cal), base);
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    throw ScenarioError(what.find(cw.path) != std::string::npos ? what : cw.at(cal) + ": " + what);
+  }
+  const auto differs = [](const std::string& a, const std::string& b) {
+    return !a.empty() && !b.empty() && a != b;
+  };
+  if (differs(file.gpu, gpu) || differs(file.model, model) || (file.tp > 0 && file.tp != tp)) {
+    spdlog::warn("{}: {} was calibrated for {} on {} x{}, used here for {} on {} x{}", cw.at(cal),
+                 file.path, file.model, file.gpu, file.tp, model, gpu, tp);
+  }
+  return cost_model_spec().resolve(n, w, file.cost_model);
+}
+
+bool valid_pool_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, const FleetSpec& f) {
+  if (!list.IsSequence() || list.size() == 0) {
+    throw ScenarioError(w.at(list) +
+                        ": expected a non-empty list of pools, each {name, pods, "
+                        "gpu, model, server, cost_model, pods_per_gpu}");
+  }
+  std::vector<PoolSpec> pools;
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node n = list[i];
+    const YamlWhere pw = w.child(std::to_string(i));
+    check_keys(n, pw, {"name", "pods", "pods_per_gpu", "gpu", "model", "server", "cost_model"});
+    PoolSpec p;
+    const YAML::Node name = require(n, "name", pw, "a pool name: letters, digits, '_' or '-'");
+    p.name = scalar(name, pw.child("name"), "a pool name");
+    if (!valid_pool_name(p.name)) {
+      throw ScenarioError(pw.child("name").at(name) + ": '" + p.name +
+                          "' is not a pool name; expected letters, digits, '_' or '-'");
+    }
+    if (!names.insert(p.name).second) {
+      throw ScenarioError(pw.child("name").at(name) + ": duplicate pool name '" + p.name + "'");
+    }
+    const ParamSpec layout =
+        ParamSpec()
+            .integer("pods", 1, "pods in the pool", 1, 100000)
+            .integer("pods_per_gpu", f.pods_per_gpu, "model servers sharing one GPU", 1, 64);
+    YAML::Node layout_node(YAML::NodeType::Map);
+    require(n, "pods", pw, "number of pods in the pool, an integer >= 1");
+    for (const char* key : {"pods", "pods_per_gpu"}) {
+      if (n[key].IsDefined()) layout_node[key] = n[key];
+    }
+    const Params lp = layout.resolve(layout_node, pw);
+    p.pods = static_cast<std::int32_t>(lp.get_int("pods"));
+    p.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
+    const std::string here = " (set it on the pool or at fleet level)";
+    p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, true, here);
+    p.model = catalog_name(n, "model", pw, f.model, false, true, here);
+    p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
+    check_gpu_share(n, pw, p.pods_per_gpu, p.server);
+    p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
+                                      p.model, p.server.get_int("tensor_parallel_size"));
+    // One request's block hashes serve every pod, so every engine hashes at one block size.
+    if (!pools.empty() && p.server.get_int("block_size") != pools[0].server.get_int("block_size")) {
+      throw ScenarioError(pw.child("server").child("block_size").at(n) + ": " +
+                          std::to_string(p.server.get_int("block_size")) + " differs from pool '" +
+                          pools[0].name + "' (" +
+                          std::to_string(pools[0].server.get_int("block_size")) +
+                          "); every pool must use one KV block size");
+    }
+    pools.push_back(std::move(p));
+  }
+  return pools;
+}
+
+// Distinct values in order, joined with '+'.
+std::string joined(const std::vector<PoolSpec>& pools, std::string PoolSpec::*field) {
+  std::vector<std::string> seen;
+  for (const auto& p : pools) {
+    if (std::find(seen.begin(), seen.end(), p.*field) == seen.end()) seen.push_back(p.*field);
+  }
+  return join(seen, "+");
+}
+
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
-  check_keys(n, w,
-             {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model"});
+  check_keys(
+      n, w,
+      {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model", "pools"});
   FleetSpec f;
-  const YAML::Node pods = require(n, "pods", w, "number of pods, an integer >= 1");
-  f.pods = number<std::int32_t>(pods, w.child("pods"), "an integer >= 1");
-  if (f.pods < 1 || f.pods > 100000) {
-    throw ScenarioError(w.child("pods").at(pods) + ": expected an integer in [1, 100000], got " +
-                        pods.Scalar());
+  const YAML::Node pool_list = n["pools"];
+  const bool pooled = pool_list.IsDefined() && !pool_list.IsNull();
+  const YAML::Node pods = n["pods"];
+  if (!pooled || pods.IsDefined()) {
+    require(n, "pods", w, "number of pods, an integer >= 1");
+    f.pods = number<std::int32_t>(pods, w.child("pods"), "an integer >= 1");
+    if (f.pods < 1 || f.pods > 100000) {
+      throw ScenarioError(w.child("pods").at(pods) + ": expected an integer in [1, 100000], got " +
+                          pods.Scalar());
+    }
   }
   const ParamSpec layout = ParamSpec()
                                .integer("pods_per_gpu", 1, "model servers sharing one GPU", 1, 64)
@@ -122,34 +288,76 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   const Params lp = layout.resolve(layout_node, w);
   f.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
   f.gpus_per_node = static_cast<std::int32_t>(lp.get_int("gpus_per_node"));
-  const YAML::Node gpu = require(n, "gpu", w, "one of: " + join(gpu_names(), ", "));
-  f.gpu = scalar(gpu, w.child("gpu"), "a GPU name");
-  try {
-    find_gpu(f.gpu);
-  } catch (const UnknownNameError& e) {
-    throw ScenarioError(w.child("gpu").at(gpu) + ": " + e.what());
-  }
-  const YAML::Node model = require(n, "model", w, "one of: " + join(model_names(), ", "));
-  f.model = scalar(model, w.child("model"), "a model name");
-  try {
-    find_model(f.model);
-  } catch (const UnknownNameError& e) {
-    throw ScenarioError(w.child("model").at(model) + ": " + e.what());
-  }
+  f.gpu = catalog_name(n, "gpu", w, "", true, !pooled, "");
+  f.model = catalog_name(n, "model", w, "", false, !pooled, "");
   f.server = server_spec().resolve(n["server"], w.child("server"));
-  // vLLM processes sharing a GPU each take gpu_memory_utilization of it.
-  const double util = f.server.get_double("gpu_memory_utilization");
-  if (f.pods_per_gpu * util > 1.0 + 1e-9) {
-    throw ScenarioError(w.child("server").child("gpu_memory_utilization").at(n) + ": " +
-                        std::to_string(f.pods_per_gpu) + " pods per GPU x " + std::to_string(util) +
-                        " exceeds the GPU; expected at most " +
-                        std::to_string(1.0 / f.pods_per_gpu));
+  f.cost_model =
+      resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),
+                         f.gpu, f.model, f.server.get_int("tensor_parallel_size"));
+  if (!pooled) {
+    check_gpu_share(n, w, f.pods_per_gpu, f.server);
+    return f;
   }
-  f.cost_model = cost_model_spec().resolve(n["cost_model"], w.child("cost_model"));
+  f.pools = parse_pools(pool_list, w.child("pools"), f);
+  std::int32_t total = 0;
+  for (const auto& p : f.pools) total += p.pods;
+  if (pods.IsDefined() && f.pods != total) {
+    throw ScenarioError(w.child("pods").at(pods) + ": " + std::to_string(f.pods) +
+                        " differs from the pools' " + std::to_string(total) +
+                        " pods; leave fleet.pods out with fleet.pools, or make them agree");
+  }
+  if (total > 100000) {
+    throw ScenarioError(w.child("pools").at(pool_list) + ": " + std::to_string(total) +
+                        " pods in all; expected at most 100000");
+  }
+  f.pods = total;
+  if (f.gpu.empty()) f.gpu = joined(f.pools, &PoolSpec::gpu);
+  if (f.model.empty()) f.model = joined(f.pools, &PoolSpec::model);
   return f;
 }
 
-ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway) {
+// Checks the parameters that name something outside their spec (a pool, a policy, another
+// policy's parameters) against the fleet and the registry.
+void check_references(const ParamSpec& spec, const Params& params, const YAML::Node& node,
+                      const YamlWhere& w, const FleetSpec& fleet) {
+  const auto& reg = PolicyRegistry::instance();
+  std::vector<std::string> pools;
+  for (const auto& p : fleet_pools(fleet)) pools.push_back(p.name);
+  // `node` may be absent (no params: section): a node that is not defined has no type.
+  const bool map = node.IsDefined() && node.IsMap();
+  auto at = [&](const std::string& key) {
+    const YAML::Node v = map ? node[key] : YAML::Node();
+    return v.IsDefined() ? w.child(key).at(v) : w.child(key).at(node);
+  };
+  for (const auto& d : spec.defs()) {
+    if (d.ref == ParamRef::kNone) continue;
+    const std::string& value = params.get_string(d.name);
+    if (d.ref == ParamRef::kPool && !value.empty() &&
+        std::find(pools.begin(), pools.end(), value) == pools.end()) {
+      throw ScenarioError(at(d.name) + ": no pool named '" + value +
+                          "' in the fleet; valid pools: " + join(pools, ", "));
+    }
+    if (d.ref == ParamRef::kPolicy && !reg.contains(value)) {
+      throw ScenarioError(at(d.name) + ": unknown policy '" + value +
+                          "'; valid policies: " + join(reg.names(), ", "));
+    }
+    if (d.ref == ParamRef::kParamsOf) {
+      const std::string& inner = params.get_string(d.ref_param);
+      if (!reg.contains(inner)) continue;  // reported at d.ref_param
+      const ParamSpec& inner_spec = reg.get(inner, "policy").spec;
+      const YAML::Node v = map ? node[d.name] : YAML::Node();
+      if (v.IsDefined() && v.IsMap()) {
+        // The map as written: errors cite its own line.
+        inner_spec.resolve(v, w.child(d.name));
+      } else {
+        parse_params_map(value, inner_spec, w.child(d.name).at(node) + " (" + inner + ")");
+      }
+    }
+  }
+}
+
+ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway,
+                  const FleetSpec& fleet) {
   check_keys(n, w, {"name", "policy", "params", "gateway"});
   ArmSpec a;
   a.policy = scalar(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
@@ -159,7 +367,9 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
     throw ScenarioError(w.child("policy").at(n["policy"]) + ": unknown policy '" + a.policy +
                         "'; valid policies: " + join(reg.names(), ", "));
   }
-  a.params = reg.get(a.policy, "policy").spec.resolve(n["params"], w.child("params"));
+  const ParamSpec& spec = reg.get(a.policy, "policy").spec;
+  a.params = spec.resolve(n["params"], w.child("params"));
+  check_references(spec, a.params, n["params"], w.child("params"), fleet);
   a.gateway = gateway_spec().resolve(n["gateway"], w.child("gateway"), gateway);
   const std::string& fallback = a.gateway.get_string("fallback_policy");
   if (!reg.contains(fallback)) {
@@ -170,6 +380,19 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
 }
 
 }  // namespace
+
+std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
+  if (!fleet.pools.empty()) return fleet.pools;
+  PoolSpec p;
+  p.name = "default";
+  p.pods = fleet.pods;
+  p.pods_per_gpu = fleet.pods_per_gpu;
+  p.gpu = fleet.gpu;
+  p.model = fleet.model;
+  p.server = fleet.server;
+  p.cost_model = fleet.cost_model;
+  return {p};
+}
 
 const ParamSpec& client_spec() {
   static const ParamSpec spec =
@@ -219,7 +442,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   s.seed = root["seed"].IsDefined()
                ? number<std::uint64_t>(root["seed"], w.child("seed"), "a non-negative integer")
                : 0;
-  s.fleet = parse_fleet(require(root, "fleet", w, "pods, gpu, model, server"), w.child("fleet"));
+  s.fleet = parse_fleet(require(root, "fleet", w, "pods, gpu, model, server (or pools)"),
+                        w.child("fleet"));
 
   const YAML::Node wl = require(root, "workload", w, "a map with 'type' and its parameters");
   const YamlWhere ww = w.child("workload");
@@ -244,7 +468,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   s.faults = parse_faults(root["faults"], w.child("faults"));
   std::set<std::string> names;
   for (size_t i = 0; i < arms.size(); ++i) {
-    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway);
+    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway, s.fleet);
     if (!names.insert(a.name).second) {
       throw ScenarioError(w.child("arms").child(std::to_string(i)).at(arms[i]) +
                           ": duplicate arm name '" + a.name + "'");

@@ -20,15 +20,34 @@ struct ArmSpec {
   Params gateway;  // gateway_spec(): the scenario's gateway section with this arm's overrides
 };
 
-struct FleetSpec {
+// A group of identical pods (a model tier): its own GPU, model, server and cost model.
+struct PoolSpec {
+  std::string name;
   std::int32_t pods = 1;
+  std::int32_t pods_per_gpu = 1;
+  std::string gpu;
+  std::string model;
+  Params server;      // server_spec(), over the fleet-level server section
+  Params cost_model;  // cost_model_spec(), over the fleet-level cost_model section
+};
+
+struct FleetSpec {
+  std::int32_t pods = 1;          // every pod of the fleet (the sum over pools)
   std::int32_t pods_per_gpu = 1;  // co-located model servers sharing one GPU
   std::int32_t gpus_per_node = 1;
+  // Without pools: the GPU and model of every pod. With pools: the fleet-level defaults, or
+  // when not given the pools' values joined with '+'. The model is the name requests ask for.
   std::string gpu;
   std::string model;
   Params server;      // server_spec()
   Params cost_model;  // cost_model_spec()
+  // fleet.pools; empty = one pool made of the fields above. Pods are numbered pool by pool, in
+  // list order.
+  std::vector<PoolSpec> pools;
 };
+
+// The fleet's pools: fleet.pools, or one pool named "default" made of the fleet-level fields.
+std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet);
 
 struct Scenario {
   std::string name;

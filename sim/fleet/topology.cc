@@ -8,12 +8,23 @@
 namespace fleetsim {
 
 Topology::Topology(int pods, int pods_per_gpu, int gpus_per_node)
-    : num_pods_(pods), pods_per_gpu_(pods_per_gpu), gpus_per_node_(gpus_per_node) {
-  if (pods < 1 || pods_per_gpu < 1 || gpus_per_node < 1) {
+    : Topology(std::vector<PoolLayout>{{pods, pods_per_gpu}}, gpus_per_node) {}
+
+Topology::Topology(const std::vector<PoolLayout>& pools, int gpus_per_node) {
+  if (pools.empty() || gpus_per_node < 1) {
     throw ScenarioError("topology: pods, pods_per_gpu and gpus_per_node must be >= 1");
   }
-  num_gpus_ = (pods + pods_per_gpu - 1) / pods_per_gpu;
-  num_nodes_ = (num_gpus_ + gpus_per_node - 1) / gpus_per_node;
+  for (const auto& pool : pools) {
+    if (pool.pods < 1 || pool.pods_per_gpu < 1) {
+      throw ScenarioError("topology: pods, pods_per_gpu and gpus_per_node must be >= 1");
+    }
+    const int gpus = (pool.pods + pool.pods_per_gpu - 1) / pool.pods_per_gpu;
+    for (int p = 0; p < pool.pods; ++p) gpu_of_pod_.push_back(num_gpus_ + p / pool.pods_per_gpu);
+    for (int g = 0; g < gpus; ++g) node_of_gpu_.push_back(num_nodes_ + g / gpus_per_node);
+    num_pods_ += pool.pods;
+    num_gpus_ += gpus;
+    num_nodes_ += (gpus + gpus_per_node - 1) / gpus_per_node;
+  }
   const Vertex gateway = boost::add_vertex({Component::kGateway, "gateway", -1}, graph_);
   const Vertex picker = boost::add_vertex({Component::kPicker, "picker", -1}, graph_);
   boost::add_edge(gateway, picker, graph_);
@@ -24,9 +35,10 @@ Topology::Topology(int pods, int pods_per_gpu, int gpus_per_node)
   }
   for (int g = 0; g < num_gpus_; ++g) {
     gpus.push_back(boost::add_vertex({Component::kGpu, gpu_name(g), g}, graph_));
-    boost::add_edge(nodes[static_cast<size_t>(g / gpus_per_node)], gpus.back(), graph_);
+    boost::add_edge(nodes[static_cast<size_t>(node_of_gpu_[static_cast<size_t>(g)])], gpus.back(),
+                    graph_);
   }
-  for (int p = 0; p < pods; ++p) {
+  for (int p = 0; p < num_pods_; ++p) {
     const Vertex v = boost::add_vertex({Component::kPod, pod_name(p), p}, graph_);
     boost::add_edge(gpus[static_cast<size_t>(gpu_of_pod(p))], v, graph_);
   }

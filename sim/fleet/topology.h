@@ -22,16 +22,25 @@ struct TopologyVertex {
   int index = -1;  // pod, GPU or node index; -1 for the gateway and the picker
 };
 
+// One pool's layout: its pods, and how many of them share a GPU.
+struct PoolLayout {
+  int pods = 1;
+  int pods_per_gpu = 1;
+};
+
 class Topology {
  public:
   // `pods` pods, `pods_per_gpu` of them sharing each GPU, `gpus_per_node` GPUs on each node.
   Topology(int pods, int pods_per_gpu, int gpus_per_node);
+  // Several pools, numbered pool by pool: each pool starts on a GPU and a node of its own
+  // (pools differ in GPU type, so they never share one), `gpus_per_node` GPUs on each node.
+  Topology(const std::vector<PoolLayout>& pools, int gpus_per_node);
 
   int num_pods() const { return num_pods_; }
   int num_gpus() const { return num_gpus_; }
   int num_nodes() const { return num_nodes_; }
-  int gpu_of_pod(int pod) const { return pod / pods_per_gpu_; }
-  int node_of_pod(int pod) const { return gpu_of_pod(pod) / gpus_per_node_; }
+  int gpu_of_pod(int pod) const { return gpu_of_pod_.at(static_cast<size_t>(pod)); }
+  int node_of_pod(int pod) const { return node_of_gpu_.at(static_cast<size_t>(gpu_of_pod(pod))); }
   static std::string pod_name(int i) { return "pod-" + std::to_string(i); }
   static std::string node_name(int i) { return "node-" + std::to_string(i); }
   static std::string gpu_name(int i) { return "gpu-" + std::to_string(i); }
@@ -48,7 +57,8 @@ class Topology {
   Vertex find(const std::string& name) const;
 
   Graph graph_;
-  int num_pods_, num_gpus_, num_nodes_, pods_per_gpu_, gpus_per_node_;
+  int num_pods_ = 0, num_gpus_ = 0, num_nodes_ = 0;
+  std::vector<int> gpu_of_pod_, node_of_gpu_;
 };
 
 }  // namespace fleetsim

@@ -206,3 +206,62 @@ def test_forgetting_super_init_is_an_error(small_yaml):
     fleetsim.register_policy("py_no_super", NoSuper, "forgets super().__init__()")
     with pytest.raises(TypeError, match="__init__"):
         fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_no_super"})
+
+
+POOLED_YAML = """\
+name: pooled
+seed: 7
+fleet:
+  server: {max_num_batched_tokens: 1024}
+  pools:
+    - {name: small, pods: 2, gpu: L40S, model: Qwen2.5-7B-Instruct}
+    - {name: big, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}
+workload:
+  type: multi_turn_chat
+  conversations: 8
+  turns: 3
+  concurrency: 4
+  system_prompt_tokens: 400
+  question_tokens: 50
+  answer_tokens: 10
+  tier_mix: 'small:0.5, big:0.5'
+gateway: {replicas: 2}
+arms:
+  - name: mine
+    policy: py_pool_recorder
+"""
+
+
+class PoolRecorder(fleetsim.RoutingPolicy):
+    instances: list = []
+
+    def __init__(self):
+        super().__init__()
+        self.picks: list = []
+        PoolRecorder.instances.append(self)
+
+    def pick(self, request, candidates, ctx):
+        self.picks.append((request.tier, [(p.index, p.pool) for p in candidates]))
+        want = self.context.pools.index(request.tier)
+        return next(p.index for p in candidates if p.pool == want)
+
+
+fleetsim.register_policy("py_pool_recorder", PoolRecorder, "routes by tier hint (test)")
+
+
+def test_pools_and_gateway_replicas_as_a_python_policy_sees_them():
+    PoolRecorder.instances.clear()
+    result = fleetsim.run(POOLED_YAML, threads=1)
+    assert len(PoolRecorder.instances) == 2  # one instance per gateway replica
+    first = PoolRecorder.instances[0]
+    assert first.context.pools == ["small", "big"]
+    assert first.context.pod_pools == [0, 0, 1]
+    assert PoolRecorder.instances[1].context.stream_name == "arm/mine/replica-1/policy"
+    assert first.picks[0][1] == [(0, 0), (1, 0), (2, 1)]
+    assert sum(len(p.picks) for p in PoolRecorder.instances) == 24
+    summary = result.arm("mine").summary
+    assert summary["completed"] == 24
+    assert fleetsim.PodState(index=2, pool=1).pool == 1
+    scenario = fleetsim.load(POOLED_YAML)
+    assert [p["name"] for p in scenario.pools] == ["small", "big"]
+    assert scenario.pools[1]["server"]["max_num_batched_tokens"] == 1024
