@@ -146,6 +146,11 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   return b;
 }
 
+TimeNs overlapped_step_time(TimeNs step, TimeNs host) {
+  const TimeNs h = std::min(host, step);
+  return std::max(step - h, h);
+}
+
 TimeNs RooflineCostModel::step_time(std::span<const BatchEntry> batch) const {
   return ms_to_ns(breakdown(batch).total_ms);
 }

@@ -31,7 +31,14 @@ class CostModel {
   // Duration of one step running `batch`; an empty batch takes no time.
   virtual TimeNs step_time(std::span<const BatchEntry> batch) const = 0;
   virtual std::string describe() const = 0;
+  // The share of every step that is host (CPU) work: scheduling, input preparation, sampling.
+  // Async scheduling overlaps it with the previous step's GPU work.
+  virtual TimeNs host_overhead() const { return 0; }
 };
+
+// One step's duration when the host work of the next step overlaps this one's GPU work (vLLM
+// --async-scheduling): the slower of the two sets the pace.
+TimeNs overlapped_step_time(TimeNs step, TimeNs host);
 
 // Calibrated defaults, shared by every scenario (see cost_model.cc for the derivations).
 inline constexpr double kDefaultComputeEfficiency = 0.73;
@@ -63,6 +70,7 @@ class RooflineCostModel : public CostModel {
 
   TimeNs step_time(std::span<const BatchEntry> batch) const override;
   std::string describe() const override;
+  TimeNs host_overhead() const override { return ms_to_ns(step_overhead_ms_); }
 
   // Peak (TFLOP/s) the linear layers run at: FP8 for FP8 weights on a GPU with FP8 tensor
   // cores, BF16 otherwise (FP8 weights on Ampere are dequantized to BF16, Marlin-style).

@@ -182,6 +182,9 @@ const ParamSpec& server_spec() {
           .boolean("enable_chunked_prefill", true, "split long prefills across steps (V1 default)")
           .boolean("admit_whole_prompt", true,
                    "admit a waiting request only when its whole prompt's blocks are free")
+          .boolean("async_scheduling", false,
+                   "schedule the next step while the GPU runs this one (vLLM --async-scheduling, "
+                   "V1 engine, off by default): the step's host overhead overlaps GPU work")
           .text("prefix_counting", "per_request",
                 "how prefix-cache queries are counted: per_request (once) or per_lookup (each "
                 "lookup, as one vLLM release did)",
@@ -218,6 +221,7 @@ EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
   c.enable_prefix_caching = server.get_bool("enable_prefix_caching");
   c.enable_chunked_prefill = server.get_bool("enable_chunked_prefill");
   c.admit_whole_prompt = server.get_bool("admit_whole_prompt");
+  c.async_scheduling = server.get_bool("async_scheduling");
   c.counting = server.get_string("prefix_counting") == "per_lookup"
                    ? PrefixCountingMode::kPerLookup
                    : PrefixCountingMode::kPerRequest;

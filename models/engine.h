@@ -32,6 +32,8 @@ struct EngineConfig {
   // all), so a long prefill is never preempted by its own later chunks.
   bool admit_whole_prompt = true;
   PrefixCountingMode counting = PrefixCountingMode::kPerRequest;
+  // vLLM --async-scheduling: the next step is scheduled while this one runs on the GPU.
+  bool async_scheduling = false;
 };
 
 // The engine's view of one request.

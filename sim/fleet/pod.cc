@@ -95,6 +95,7 @@ void Pod::start_step() {
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
   }
   TimeNs dt = cost_->step_time(current_.batch);
+  if (config_.engine.async_scheduling) dt = overlapped_step_time(dt, cost_->host_overhead());
   if (share_) {
     dt *= 1 + share_->busy;  // time-sliced with the co-located pods running now
     ++share_->busy;
