@@ -1,0 +1,101 @@
+#include "models/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/calibration_test_util.h"
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::fitted_options;
+using testing::roofline_options;
+using testing::synthetic_steps;
+using testing::truth_fitted;
+using testing::truth_roofline;
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
+  const CalibrationResult r =
+      calibrate(synthetic_steps(truth_roofline(), 120, 0.02, 13), roofline_options(), "m.csv");
+  const std::string yaml = calibration_yaml(r);
+  EXPECT_NE(yaml.find("cost_model:\n  type: roofline\n  compute_efficiency: "), std::string::npos)
+      << yaml;
+  EXPECT_EQ(yaml, calibration_yaml(r));  // deterministic
+  const CalibrationFile f = read_calibration_file(write_temp("roofline.yaml", yaml));
+  EXPECT_EQ(f.form, "roofline");
+  EXPECT_EQ(f.gpu, "A100-80GB-SXM");
+  EXPECT_EQ(f.model, "Llama-3.1-8B");
+  EXPECT_EQ(f.tp, 1);
+  EXPECT_EQ(f.cost_model.get_string("type"), "roofline");
+  for (const char* name : {"compute_efficiency", "bandwidth_efficiency", "step_overhead_ms"}) {
+    EXPECT_NEAR(f.cost_model.get_double(name), r.param(name), 1e-5 * r.param(name)) << name;
+  }
+  // Untouched parameters keep their defaults.
+  EXPECT_EQ(f.cost_model.get_double("prefill_a_ms"),
+            cost_model_spec().defaults().get_double("prefill_a_ms"));
+
+  const CalibrationResult fr =
+      calibrate(synthetic_steps(FittedCostModel(truth_fitted()), 60, 0.0, 14), fitted_options());
+  const CalibrationFile ff = read_calibration_file(write_temp("fitted.yaml", calibration_yaml(fr)));
+  EXPECT_EQ(ff.cost_model.get_string("type"), "fitted");
+  EXPECT_NEAR(ff.cost_model.get_double("decode_c_ms_per_seq"), 0.02, 1e-6);
+  EXPECT_EQ(ff.gpu, "");
+}
+
+TEST(CalibrationFile, TableAndJsonShowEveryParameter) {
+  const CalibrationResult r =
+      calibrate(synthetic_steps(truth_roofline(), 60, 0.01, 15), roofline_options(), "m.csv");
+  const std::string table = calibration_table(r);
+  EXPECT_NE(table.find("calibration: roofline form, Llama-3.1-8B on A100-80GB-SXM x1"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("compute_efficiency"), std::string::npos);
+  EXPECT_NE(table.find("memory_bound"), std::string::npos);
+  const nlohmann::json j = calibration_json(r);
+  EXPECT_EQ(j["cost_model"]["type"], "roofline");
+  EXPECT_DOUBLE_EQ(j["params"]["compute_efficiency"]["value"].get<double>(),
+                   r.param("compute_efficiency"));
+  EXPECT_EQ(j["quality"][0]["rows"], 60);
+}
+
+std::string file_error(const std::string& name, const std::string& text) {
+  try {
+    read_calibration_file(write_temp(name, text));
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CalibrationFile, BadFilesNameFileLineAndField) {
+  EXPECT_NE(file_error("a.yaml", "cost_model:\n  type: roofline\n  compute_efficiency: 2\n")
+                .find("a.yaml:3: cost_model.compute_efficiency: expected float in [0.01, 1], "
+                      "got '2'"),
+            std::string::npos);
+  EXPECT_NE(file_error("b.yaml", "fit: {}\n").find("missing field 'cost_model'"),
+            std::string::npos);
+  EXPECT_NE(file_error("c.yaml", "cost_model: {}\nextra: 1\n")
+                .find("c.yaml:2: extra: unknown field; valid fields: cost_model, fit"),
+            std::string::npos);
+  EXPECT_NE(file_error("d.yaml", "cost_model: {calibration: e.yaml}\n")
+                .find("cannot reference another calibration file"),
+            std::string::npos);
+  EXPECT_NE(file_error("e.yaml", "cost_model: {speed: 3}\n")
+                .find("cost_model.speed: unknown parameter; valid parameters: type"),
+            std::string::npos);
+  EXPECT_NE(file_error("f.yaml", "cost_model: [1\n").find("invalid YAML"), std::string::npos);
+  EXPECT_THROW(read_calibration_file("/no/such/calibration.yaml"), ScenarioError);
+}
+
+}  // namespace
+}  // namespace fleetsim
