@@ -116,6 +116,7 @@ py::dict request_columns(const RunResult& r) {
   auto arrival = column<double>(n), dispatched = column<double>(n);
   auto first_token = column<double>(n), finished = column<double>(n);
   auto ttft = column<double>(n), e2e = column<double>(n), tpot = column<double>(n);
+  auto max_itl = column<double>(n);
   auto prompt = column<std::int32_t>(n), cached = column<std::int32_t>(n);
   auto output = column<std::int32_t>(n);
   auto attempts = column<std::int32_t>(n);
@@ -133,6 +134,7 @@ py::dict request_columns(const RunResult& r) {
   auto* ttft_p = ttft.mutable_data();
   auto* e2e_p = e2e.mutable_data();
   auto* tpot_p = tpot.mutable_data();
+  auto* itl_p = max_itl.mutable_data();
   auto* prompt_p = prompt.mutable_data();
   auto* cached_p = cached.mutable_data();
   auto* out_p = output.mutable_data();
@@ -162,6 +164,7 @@ py::dict request_columns(const RunResult& r) {
       tpot_p[i] = ok && q.output_tokens > 1
                       ? ns_to_ms(q.finished - q.first_token) / (q.output_tokens - 1)
                       : kNaN;
+      itl_p[i] = ok && q.output_tokens > 1 ? ns_to_ms(q.max_itl) : kNaN;
       prompt_p[i] = q.prompt_tokens;
       cached_p[i] = q.cached_tokens;
       out_p[i] = q.output_tokens;
@@ -184,6 +187,7 @@ py::dict request_columns(const RunResult& r) {
   d["ttft_ms"] = ttft;
   d["e2e_ms"] = e2e;
   d["tpot_ms"] = tpot;
+  d["max_itl_ms"] = max_itl;
   d["prompt_tokens"] = prompt;
   d["cached_tokens"] = cached;
   d["output_tokens"] = output;

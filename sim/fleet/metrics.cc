@@ -36,6 +36,8 @@ void RecordCollector::on_dispatch(const Request& r, int pod, TimeNs t) {
   RequestRecord& rec = at(r.id);
   rec.pod = pod;
   rec.dispatched = t;
+  rec.last_token = -1;  // a new attempt streams afresh
+  rec.max_itl = 0;
 }
 void RecordCollector::on_admitted(const Request& r, int, std::int32_t cached, TimeNs) {
   at(r.id).cached_tokens = cached;
@@ -48,6 +50,16 @@ void RecordCollector::on_finished(const Request& r, int pod, Outcome outcome, Ti
   rec.pod = pod;
   rec.done = true;
   if (outcome == Outcome::kOk) rec.output_tokens = r.output_tokens;
+}
+
+void RecordCollector::on_step(int, const StepPlan& plan, TimeNs start, TimeNs duration) {
+  const TimeNs end = start + duration;
+  for (const ScheduledSeq& s : plan.scheduled) {
+    if (s.context_tokens + s.new_tokens < s.seq->num_tokens()) continue;  // a prefill chunk
+    RequestRecord& rec = at(s.seq->request->id);
+    if (rec.last_token >= 0) rec.max_itl = std::max(rec.max_itl, end - rec.last_token);
+    rec.last_token = end;
+  }
 }
 
 Percentiles percentiles(std::vector<double> v) {
@@ -118,7 +130,7 @@ void conversation_affinity(const std::vector<RequestRecord>& records, RoutingEvi
 
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods) {
   ArmSummary s;
-  std::vector<double> ttft, warm_ttft, e2e, warm_e2e, tpot;
+  std::vector<double> ttft, warm_ttft, e2e, warm_e2e, tpot, max_itl;
   TimeNs first_arrival = INT64_MAX, last_finish = 0;
   std::int64_t out_tokens = 0;
   for (const auto& r : records) {
@@ -144,9 +156,11 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     }
     if (r.output_tokens > 1) {
       tpot.push_back(ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1));
+      max_itl.push_back(ns_to_ms(r.max_itl));
     }
   }
   s.ttft_ms = percentiles(std::move(ttft));
+  s.max_itl_ms = percentiles(std::move(max_itl));
   s.warm_ttft_ms = percentiles(std::move(warm_ttft));
   s.e2e_ms = percentiles(std::move(e2e));
   s.warm_e2e_ms = percentiles(std::move(warm_e2e));

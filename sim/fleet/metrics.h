@@ -19,6 +19,10 @@ struct RequestRecord {
   TimeNs dispatched = -1;
   TimeNs first_token = -1;
   TimeNs finished = -1;
+  // Streaming: the engine time of the latest token, and the longest gap between two successive
+  // tokens of this attempt (inter-token latency; the client sees the same gaps, shifted).
+  TimeNs last_token = -1;
+  TimeNs max_itl = 0;
   std::int32_t prompt_tokens = 0;
   std::int32_t cached_tokens = 0;
   std::int32_t output_tokens = 0;
@@ -39,6 +43,8 @@ class RecordCollector : public FleetObserver {
   void on_admitted(const Request& r, int pod, std::int32_t cached, TimeNs t) override;
   void on_first_token(const Request& r, int pod, TimeNs t) override;
   void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override;
+  // Each step emits a token for every sequence it brings up to its full length.
+  void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override;
 
   const std::vector<RequestRecord>& records() const { return records_; }
 
@@ -113,6 +119,9 @@ struct ArmSummary {
   std::int64_t requests = 0, completed = 0, failed = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
   Percentiles ttft_ms, warm_ttft_ms, e2e_ms, warm_e2e_ms, tpot_ms;
+  // Per completed request with 2+ output tokens: its longest inter-token gap (the worst stall a
+  // streaming reader sees, e.g. behind a prefill chunk batched with its decode).
+  Percentiles max_itl_ms;
   double throughput_req_s = 0, output_tokens_per_s = 0;
   double duration_s = 0;
   std::vector<PodSummary> per_pod;

@@ -70,6 +70,7 @@ nlohmann::json summary_json(const ArmSummary& s) {
       {"e2e_ms", pct_json(s.e2e_ms)},
       {"warm_e2e_ms", pct_json(s.warm_e2e_ms)},
       {"tpot_ms", pct_json(s.tpot_ms)},
+      {"max_itl_ms", pct_json(s.max_itl_ms)},
       {"throughput_req_s", rounded(s.throughput_req_s)},
       {"output_tokens_per_s", rounded(s.output_tokens_per_s)},
       {"duration_s", rounded(s.duration_s)},
@@ -167,6 +168,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       {"warm TTFT p95 ms", "warm_ttft_p95_ms", 0},
       {"warm E2E p50 ms", "warm_e2e_p50_ms", 0},
       {"TPOT p50 ms", "", 1},
+      {"max ITL p95 ms", "", 0},
       {"throughput req/s", "throughput_req_s", 2},
       {"output tokens/s", "", 0},
       {"errors", "errors", 0},
@@ -191,6 +193,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
         cell = std::to_string(sum.completed) + "/" + std::to_string(sum.failed);
       } else if (row.label.rfind("TPOT", 0) == 0) {
         cell = fmt(sum.tpot_ms.p50, row.decimals);
+      } else if (row.label.rfind("max ITL", 0) == 0) {
+        cell = fmt(sum.max_itl_ms.p95, row.decimals);
       } else if (row.label.rfind("output tokens", 0) == 0) {
         cell = fmt(sum.output_tokens_per_s, row.decimals);
       } else if (row.label.rfind("same pod", 0) == 0) {
@@ -286,7 +290,7 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
         "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,"
-        "tenant\n";
+        "tenant,max_itl_ms\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
@@ -295,7 +299,7 @@ void write_requests_csv(std::ostream& os, const RunResult& r) {
          << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
          << q.output_tokens << "," << (q.done ? outcome_name(q.outcome) : "unfinished") << ","
          << q.attempts << "," << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << ","
-         << q.tenant << "\n";
+         << q.tenant << "," << ns_to_ms(q.max_itl) << "\n";
     }
   }
 }
