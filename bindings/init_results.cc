@@ -161,9 +161,7 @@ py::dict request_columns(const RunResult& r) {
       const bool ok = q.done && q.outcome == Outcome::kOk;
       ttft_p[i] = ok && q.first_token >= 0 ? ns_to_ms(q.first_token - q.arrival) : kNaN;
       e2e_p[i] = ok ? ns_to_ms(q.finished - q.arrival) : kNaN;
-      tpot_p[i] = ok && q.output_tokens > 1
-                      ? ns_to_ms(q.finished - q.first_token) / (q.output_tokens - 1)
-                      : kNaN;
+      tpot_p[i] = ok && q.output_tokens > 1 ? tpot_ms(q) : kNaN;
       itl_p[i] = ok && q.output_tokens > 1 ? ns_to_ms(q.max_itl) : kNaN;
       prompt_p[i] = q.prompt_tokens;
       cached_p[i] = q.cached_tokens;

@@ -155,7 +155,7 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
       warm_e2e.push_back(e);
     }
     if (r.output_tokens > 1) {
-      tpot.push_back(ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1));
+      tpot.push_back(tpot_ms(r));
       max_itl.push_back(ns_to_ms(r.max_itl));
     }
   }
@@ -220,7 +220,7 @@ std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& recor
     ttft[p].push_back(ns_to_ms(r.first_token - r.arrival));
     e2e[p].push_back(ns_to_ms(r.finished - r.arrival));
     if (r.output_tokens > 1) {
-      tpot[p].push_back(ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1));
+      tpot[p].push_back(tpot_ms(r));
     }
   }
   for (size_t p = 0; p < n; ++p) {

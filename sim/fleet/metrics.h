@@ -35,6 +35,12 @@ struct RequestRecord {
   std::string tenant;
 };
 
+// Time per output token after the first, ms, of a request with 2+ output tokens: the one
+// formula behind the summaries, the per-pool summaries and the Python request columns.
+inline double tpot_ms(const RequestRecord& r) {
+  return ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1);
+}
+
 // Collects one record per request from the observer signals.
 class RecordCollector : public FleetObserver {
  public:
