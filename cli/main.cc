@@ -17,6 +17,7 @@
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
+#include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -215,6 +216,10 @@ int cmd_list(const std::string& what) {
                 << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s " << std::setw(7) << g.fp8_tflops
                 << " FP8 TFLOP/s\n";
     }
+  } else if (what == "metrics") {
+    for (const auto& m : arm_metrics()) {
+      std::cout << std::left << std::setw(32) << m.name << m.help << "\n";
+    }
   } else if (what == "models") {
     for (const auto& name : model_names()) {
       const LlmSpec& m = find_model(name);
@@ -340,10 +345,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "yaml", "json"}));
 
   std::string list_what;
-  CLI::App* list_cmd = app.add_subcommand("list", "list policies, workloads, GPUs or models");
-  list_cmd->add_option("what", list_what, "policies | workloads | gpus | models")
+  CLI::App* list_cmd =
+      app.add_subcommand("list", "list policies, workloads, GPUs, models or the metrics of an arm");
+  list_cmd->add_option("what", list_what, "policies | workloads | gpus | models | metrics")
       ->required()
-      ->check(CLI::IsMember({"policies", "workloads", "gpus", "models"}));
+      ->check(CLI::IsMember({"policies", "workloads", "gpus", "models", "metrics"}));
 
   std::string describe_name;
   CLI::App* describe_cmd = app.add_subcommand(

@@ -97,7 +97,8 @@ TEST(Scenario, BadSetIsRefused) {
 
 TEST(Scenario, MeasuredMetricsAreValidated) {
   std::string y = testing::small_scenario_yaml("epp") + "measured:\n  a: {reuse: 3}\n";
-  EXPECT_NE(error_of(y).find("valid metrics: prefix_cache_reuse_pct"), std::string::npos);
+  EXPECT_NE(error_of(y).find("valid metrics: completed, prefix_cache_reuse_pct"),
+            std::string::npos);
   y = testing::small_scenario_yaml("epp") + "measured:\n  b: {errors: 0}\n";
   EXPECT_NE(error_of(y).find("no arm named 'b'"), std::string::npos);
 }

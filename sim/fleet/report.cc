@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/errors.h"
+#include "sim/fleet/arm_metrics.h"
 
 namespace fleetsim {
 namespace {
@@ -27,25 +28,7 @@ std::string fmt(double v, int decimals) {
   return os.str();
 }
 
-struct Row {
-  std::string label;
-  std::string metric;  // measured-metric name, or empty
-  int decimals;
-};
-
 }  // namespace
-
-double simulated_metric(const ArmSummary& s, const std::string& metric) {
-  if (metric == "prefix_cache_reuse_pct") return 100.0 * s.prefix_cache_reuse;
-  if (metric == "warm_ttft_p50_ms") return s.warm_ttft_ms.p50;
-  if (metric == "warm_ttft_p95_ms") return s.warm_ttft_ms.p95;
-  if (metric == "warm_e2e_p50_ms") return s.warm_e2e_ms.p50;
-  if (metric == "ttft_p50_ms") return s.ttft_ms.p50;
-  if (metric == "ttft_p95_ms") return s.ttft_ms.p95;
-  if (metric == "throughput_req_s") return s.throughput_req_s;
-  if (metric == "errors") return static_cast<double>(s.failed);
-  throw UnknownNameError("metric", metric, measured_metric_names());
-}
 
 nlohmann::json summary_json(const ArmSummary& s) {
   nlohmann::json per_pod = nlohmann::json::array();
@@ -159,22 +142,6 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     }
   }
   const bool any_measured = !s.measured.empty();
-  const std::vector<Row> rows = {
-      {"requests (completed/failed)", "", 0},
-      {"prefix-cache reuse %", "prefix_cache_reuse_pct", 1},
-      {"TTFT p50 ms", "ttft_p50_ms", 0},
-      {"TTFT p95 ms", "ttft_p95_ms", 0},
-      {"warm TTFT p50 ms", "warm_ttft_p50_ms", 0},
-      {"warm TTFT p95 ms", "warm_ttft_p95_ms", 0},
-      {"warm E2E p50 ms", "warm_e2e_p50_ms", 0},
-      {"TPOT p50 ms", "", 1},
-      {"max ITL p95 ms", "", 0},
-      {"throughput req/s", "throughput_req_s", 2},
-      {"output tokens/s", "", 0},
-      {"errors", "errors", 0},
-      {"same pod as previous turn %", "", 1},
-      {"concentration peak/mean", "", 2},
-  };
   std::size_t longest = 0;
   for (const auto& a : r.arms) longest = std::max(longest, a.name.size());
   const int label_w = 30;
@@ -184,34 +151,25 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   for (const auto& a : r.arms)
     os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
   os << "\n";
-  for (const auto& row : rows) {
-    os << std::setw(label_w) << row.label;
+  auto measured_cell = [&](const ArmResult& a, const char* metric, int decimals) {
+    const auto arm_it = s.measured.find(a.name);
+    if (arm_it == s.measured.end()) return std::string();
+    const auto m = arm_it->second.find(metric);
+    return m == arm_it->second.end() ? std::string() : " (" + fmt(m->second, decimals) + ")";
+  };
+  os << std::setw(label_w) << "requests (completed/failed)";
+  for (const auto& a : r.arms) {
+    os << std::setw(cell_w)
+       << std::to_string(a.summary.completed) + "/" + std::to_string(a.summary.failed) +
+              measured_cell(a, "completed", 0);
+  }
+  os << "\n";
+  for (const auto& metric : arm_metrics()) {
+    if (!metric.in_table) continue;
+    os << std::setw(label_w) << metric.label;
     for (const auto& a : r.arms) {
-      const ArmSummary& sum = a.summary;
-      std::string cell;
-      if (row.label.rfind("requests", 0) == 0) {
-        cell = std::to_string(sum.completed) + "/" + std::to_string(sum.failed);
-      } else if (row.label.rfind("TPOT", 0) == 0) {
-        cell = fmt(sum.tpot_ms.p50, row.decimals);
-      } else if (row.label.rfind("max ITL", 0) == 0) {
-        cell = fmt(sum.max_itl_ms.p95, row.decimals);
-      } else if (row.label.rfind("output tokens", 0) == 0) {
-        cell = fmt(sum.output_tokens_per_s, row.decimals);
-      } else if (row.label.rfind("same pod", 0) == 0) {
-        cell = fmt(100.0 * sum.routing.same_pod_as_previous_turn, row.decimals);
-      } else if (row.label.rfind("concentration", 0) == 0) {
-        cell = fmt(sum.routing.concentration_ratio, row.decimals);
-      } else {
-        cell = fmt(simulated_metric(sum, row.metric), row.decimals);
-      }
-      if (!row.metric.empty()) {
-        auto arm_it = s.measured.find(a.name);
-        if (arm_it != s.measured.end()) {
-          auto m = arm_it->second.find(row.metric);
-          if (m != arm_it->second.end()) cell += " (" + fmt(m->second, row.decimals) + ")";
-        }
-      }
-      os << std::setw(cell_w) << cell;
+      os << std::setw(cell_w)
+         << fmt(metric.value(a), metric.decimals) + measured_cell(a, metric.name, metric.decimals);
     }
     os << "\n";
   }

@@ -15,7 +15,5 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s);
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s);
 void write_summary_csv(std::ostream& os, const RunResult& r);
 void write_requests_csv(std::ostream& os, const RunResult& r);
-// Simulated value of a `measured:` metric name, for comparisons.
-double simulated_metric(const ArmSummary& s, const std::string& metric);
 
 }  // namespace fleetsim

@@ -17,6 +17,7 @@
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
+#include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/workload.h"
 
@@ -408,18 +409,6 @@ const ParamSpec& client_spec() {
   return spec;
 }
 
-const std::vector<std::string>& measured_metric_names() {
-  static const std::vector<std::string> names = {"prefix_cache_reuse_pct",
-                                                 "warm_ttft_p50_ms",
-                                                 "warm_ttft_p95_ms",
-                                                 "warm_e2e_p50_ms",
-                                                 "ttft_p50_ms",
-                                                 "ttft_p95_ms",
-                                                 "throughput_req_s",
-                                                 "errors"};
-  return names;
-}
-
 Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
                         const std::vector<std::string>& overrides) {
   YAML::Node root;
@@ -519,7 +508,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
       }
       for (const auto& metric : arm.second) {
         const std::string key = metric.first.as<std::string>();
-        const auto& valid = measured_metric_names();
+        const auto valid = arm_metric_names();
         if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
           throw ScenarioError(mw.child(arm_name).child(key).at(metric.first) +
                               ": unknown metric; valid metrics: " + join(valid, ", "));

@@ -77,7 +77,4 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
 // The client section: how a client retries a failed request.
 const ParamSpec& client_spec();
 
-// Metric names accepted under `measured:` (the summary fields they compare with).
-const std::vector<std::string>& measured_metric_names();
-
 }  // namespace fleetsim

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/errors.h"
+#include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/sweep.h"
 
@@ -27,49 +28,13 @@ const ArmResult& arm_of(const RunResult& r, const std::string& arm, const std::s
   throw ScenarioError(where + ": no arm '" + arm + "' in scenario " + r.scenario);
 }
 
-// Figures of single requests, which a summary does not keep: the probe's per-turn hit rates.
-const std::vector<std::string>& request_metric_names() {
-  static const std::vector<std::string> names = {
-      "same_pod_as_previous_turn_pct", "first_turn_hit_rate_pct", "warm_min_hit_rate_pct"};
-  return names;
-}
-
-double validation_metric(const ArmResult& a, const std::string& metric) {
-  if (metric == "same_pod_as_previous_turn_pct") {
-    return 100.0 * a.summary.routing.same_pod_as_previous_turn;
-  }
-  const bool first = metric == "first_turn_hit_rate_pct";
-  if (first || metric == "warm_min_hit_rate_pct") {
-    double sum = 0, low = 100;
-    std::int64_t n = 0;
-    for (const auto& q : a.records) {
-      if (q.arrival < 0 || !q.measured || !q.done || q.outcome != Outcome::kOk) continue;
-      if ((q.turn == 1) != first || q.prompt_tokens <= 0) continue;
-      const double rate = 100.0 * q.cached_tokens / q.prompt_tokens;
-      sum += rate;
-      low = std::min(low, rate);
-      ++n;
-    }
-    if (n == 0) throw ScenarioError("metric " + metric + ": arm " + a.name + " has no such turn");
-    return first ? sum / static_cast<double>(n) : low;
-  }
-  const auto& names = measured_metric_names();
-  if (std::find(names.begin(), names.end(), metric) != names.end()) {
-    return simulated_metric(a.summary, metric);
-  }
-  std::vector<std::string> all = names;
-  const auto& extra = request_metric_names();
-  all.insert(all.end(), extra.begin(), extra.end());
-  throw UnknownNameError("metric", metric, all);
-}
-
 FigureCheck check(const YAML::Node& f, const std::string& where, const std::string& file,
                   const std::string& label, const RunResult& run) {
   FigureCheck c;
   const ParamSpec spec =
       ParamSpec()
           .text("arm", "", "arm name")
-          .text("metric", "", "a measured-metric name")
+          .text("metric", "", "an arm metric's name (fleetsim list metrics)")
           .real("measured", 0, "the measured value")
           .real("abs", -1, "absolute tolerance (same unit as the metric)")
           .real("rel", -1, "relative tolerance (fraction of the measured value)");
@@ -81,7 +46,7 @@ FigureCheck check(const YAML::Node& f, const std::string& where, const std::stri
   c.arm = p.get_string("arm");
   c.metric = p.get_string("metric");
   c.measured = p.get_double("measured");
-  c.simulated = validation_metric(arm_of(run, c.arm, where), c.metric);
+  c.simulated = arm_metric(c.metric).value(arm_of(run, c.arm, where));
   c.relative = p.get_double("rel") >= 0;
   c.tolerance = c.relative ? p.get_double("rel") : p.get_double("abs");
   if (c.tolerance < 0) throw ScenarioError(file + ": " + where + ": give abs or rel");

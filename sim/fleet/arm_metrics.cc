@@ -1,0 +1,91 @@
+#include "sim/fleet/arm_metrics.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+// Mean (first turns) or lowest (later turns) per-request hit rate in percent: what a probe that
+// reads its pod's counters around each single request sees.
+double turn_hit_rate(const ArmResult& a, bool first_turn) {
+  double sum = 0;
+  double low = 100;
+  std::int64_t n = 0;
+  for (const auto& q : a.records) {
+    if (q.arrival < 0 || !q.measured || !q.done || q.outcome != Outcome::kOk) continue;
+    if ((q.turn == 1) != first_turn || q.prompt_tokens <= 0) continue;
+    const double rate = 100.0 * static_cast<double>(q.cached_tokens) / q.prompt_tokens;
+    sum += rate;
+    low = std::min(low, rate);
+    ++n;
+  }
+  if (n == 0) {
+    throw ScenarioError("arm " + a.name + " has no " + (first_turn ? "first" : "later") +
+                        " turns to take a hit rate of");
+  }
+  return first_turn ? sum / static_cast<double>(n) : low;
+}
+
+}  // namespace
+
+const std::vector<ArmMetric>& arm_metrics() {
+  static const std::vector<ArmMetric> table = {
+      {"completed", "requests completed", 0, "requests that ended with their last token",
+       [](const ArmResult& a) { return static_cast<double>(a.summary.completed); }, false},
+      {"prefix_cache_reuse_pct", "prefix-cache reuse %", 1,
+       "hits / queries of the pods' prefix caches, in tokens, over the run",
+       [](const ArmResult& a) { return 100.0 * a.summary.prefix_cache_reuse; }},
+      {"ttft_p50_ms", "TTFT p50 ms", 0, "time to first token at the client, median",
+       [](const ArmResult& a) { return a.summary.ttft_ms.p50; }},
+      {"ttft_p95_ms", "TTFT p95 ms", 0, "time to first token at the client, 95th percentile",
+       [](const ArmResult& a) { return a.summary.ttft_ms.p95; }},
+      {"warm_ttft_p50_ms", "warm TTFT p50 ms", 0, "TTFT of turns 2 and later, median",
+       [](const ArmResult& a) { return a.summary.warm_ttft_ms.p50; }},
+      {"warm_ttft_p95_ms", "warm TTFT p95 ms", 0, "TTFT of turns 2 and later, 95th percentile",
+       [](const ArmResult& a) { return a.summary.warm_ttft_ms.p95; }},
+      {"warm_e2e_p50_ms", "warm E2E p50 ms", 0, "end-to-end latency of turns 2 and later, median",
+       [](const ArmResult& a) { return a.summary.warm_e2e_ms.p50; }},
+      {"tpot_p50_ms", "TPOT p50 ms", 1, "time per output token after the first, median",
+       [](const ArmResult& a) { return a.summary.tpot_ms.p50; }},
+      {"max_itl_p95_ms", "max ITL p95 ms", 0,
+       "each request's longest gap between streamed tokens, 95th percentile",
+       [](const ArmResult& a) { return a.summary.max_itl_ms.p95; }},
+      {"throughput_req_s", "throughput req/s", 2, "completed requests per second",
+       [](const ArmResult& a) { return a.summary.throughput_req_s; }},
+      {"output_tokens_per_s", "output tokens/s", 0, "generated tokens per second",
+       [](const ArmResult& a) { return a.summary.output_tokens_per_s; }},
+      {"errors", "errors", 0, "requests that failed (after any retries)",
+       [](const ArmResult& a) { return static_cast<double>(a.summary.failed); }},
+      {"same_pod_as_previous_turn_pct", "same pod as previous turn %", 1,
+       "turns sent to the pod that served the conversation's previous turn",
+       [](const ArmResult& a) { return 100.0 * a.summary.routing.same_pod_as_previous_turn; }},
+      {"concentration_peak_mean", "concentration peak/mean", 2,
+       "busiest pod's in-flight requests over the mean, averaged over samples",
+       [](const ArmResult& a) { return a.summary.routing.concentration_ratio; }},
+      {"first_turn_hit_rate_pct", "first-turn hit rate %", 1,
+       "mean per-request prefix-cache hit rate of first turns",
+       [](const ArmResult& a) { return turn_hit_rate(a, true); }, false},
+      {"warm_min_hit_rate_pct", "lowest warm hit rate %", 1,
+       "lowest per-request prefix-cache hit rate of turns 2 and later",
+       [](const ArmResult& a) { return turn_hit_rate(a, false); }, false},
+  };
+  return table;
+}
+
+std::vector<std::string> arm_metric_names() {
+  std::vector<std::string> names;
+  for (const auto& m : arm_metrics()) names.emplace_back(m.name);
+  return names;
+}
+
+const ArmMetric& arm_metric(const std::string& name) {
+  for (const auto& m : arm_metrics()) {
+    if (name == m.name) return m;
+  }
+  throw UnknownNameError("metric", name, arm_metric_names());
+}
+
+}  // namespace fleetsim

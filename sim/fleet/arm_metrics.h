@@ -1,0 +1,28 @@
+// The figures of one arm by name: one table that the result table, a scenario's `measured:`
+// block and `fleetsim validate` all read, so a figure is defined once and every name that one
+// of them accepts, the others accept too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/fleet/runner.h"
+
+namespace fleetsim {
+
+struct ArmMetric {
+  const char* name;   // as written in `measured:` and in validation checks
+  const char* label;  // row label of the result table
+  int decimals;       // in the table
+  const char* help;
+  double (*value)(const ArmResult&);
+  bool in_table = true;  // false: defined only for some workloads (per-turn figures)
+};
+
+// In the result table's row order.
+const std::vector<ArmMetric>& arm_metrics();
+std::vector<std::string> arm_metric_names();
+// Throws UnknownNameError listing every name when `name` is not one.
+const ArmMetric& arm_metric(const std::string& name);
+
+}  // namespace fleetsim
