@@ -55,6 +55,89 @@ FigureCheck check(const YAML::Node& f, const std::string& where, const std::stri
   return c;
 }
 
+// A shape of one arm's curve along a sweep of a single varied path (numeric values).
+FigureCheck shape_check(const YAML::Node& f, const std::string& where, const std::string& file,
+                        const SweepResult& sweep) {
+  const ParamSpec spec =
+      ParamSpec()
+          .text("arm", "", "arm name")
+          .text("metric", "", "an arm metric's name (fleetsim list metrics)")
+          .real("peak_at", std::nan(""), "the varied value at which the measured curve peaks")
+          .real("rising_at_end", std::nan(""),
+                "the measured change from the next-to-last point to the last (> 0)");
+  const Params p = spec.resolve(f, {file, where});
+  const bool peak = !std::isnan(p.get_double("peak_at"));
+  if (peak == !std::isnan(p.get_double("rising_at_end"))) {
+    throw ScenarioError(file + ": " + where + ": give one of peak_at or rising_at_end");
+  }
+  if (sweep.points.size() < 2 || sweep.points.front().vary.size() != 1) {
+    throw ScenarioError(file + ": " + where +
+                        ": shapes need a sweep of one varied path with 2 or more points");
+  }
+  FigureCheck c;
+  c.file = file;
+  c.arm = p.get_string("arm");
+  c.metric = p.get_string("metric");
+  const ArmMetric& metric = arm_metric(c.metric);
+  const std::string& path = sweep.points.front().vary.front().first;
+  c.label = sweep.scenario + " " + path + " (curve)";
+  std::vector<double> x;
+  std::vector<double> y;
+  for (const auto& sp : sweep.points) {
+    const std::string& value = sp.vary.front().second;
+    try {
+      x.push_back(std::stod(value));
+    } catch (const std::exception&) {
+      throw ScenarioError(file + ": " + where + ": " + path + " = '" + value +
+                          "' is not a number; shapes need a numeric axis");
+    }
+    y.push_back(metric.value(arm_of(sp.result, c.arm, where)));
+  }
+  if (peak) {
+    c.rule = FigureCheck::Rule::kPeakAt;
+    c.measured = p.get_double("peak_at");
+    c.simulated = x[std::max_element(y.begin(), y.end()) - y.begin()];
+    c.error = c.simulated - c.measured;
+    c.ok = c.error == 0;
+  } else {
+    c.rule = FigureCheck::Rule::kRisingAtEnd;
+    c.measured = p.get_double("rising_at_end");
+    c.simulated = y.back() - y[y.size() - 2];
+    c.error = c.simulated - c.measured;
+    c.ok = c.simulated > 0;
+  }
+  return c;
+}
+
+// How a check's metric, error and tolerance read in the reports.
+std::string metric_text(const FigureCheck& f) {
+  switch (f.rule) {
+    case FigureCheck::Rule::kPeakAt:
+      return f.metric + " peak at";
+    case FigureCheck::Rule::kRisingAtEnd:
+      return f.metric + " last rise";
+    case FigureCheck::Rule::kTolerance:
+      break;
+  }
+  return f.metric;
+}
+
+std::string error_text(const FigureCheck& f) {
+  return f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);
+}
+
+std::string tolerance_text(const FigureCheck& f) {
+  switch (f.rule) {
+    case FigureCheck::Rule::kPeakAt:
+      return "same";
+    case FigureCheck::Rule::kRisingAtEnd:
+      return "> 0";
+    case FigureCheck::Rule::kTolerance:
+      break;
+  }
+  return f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
+}
+
 }  // namespace
 
 bool ValidationReport::all_ok() const {
@@ -106,6 +189,9 @@ ValidationReport validate(const std::vector<std::string>& files, int threads) {
           for (const auto& [k, v] : match->vary) label += " " + k + "=" + v;
           report.figures.push_back(check(f, where, file, label, match->result));
         }
+        for (const auto& f : c["shapes"]) {
+          report.figures.push_back(shape_check(f, where, file, sweep));
+        }
       } else {
         throw ScenarioError(file + ": " + where + ": expected 'scenario' or 'sweep'");
       }
@@ -121,6 +207,9 @@ nlohmann::json validation_json(const ValidationReport& r) {
                        {"check", f.label},
                        {"arm", f.arm},
                        {"metric", f.metric},
+                       {"rule", f.rule == FigureCheck::Rule::kPeakAt        ? "peak_at"
+                                : f.rule == FigureCheck::Rule::kRisingAtEnd ? "rising_at_end"
+                                                                            : "tolerance"},
                        {"measured", f.measured},
                        {"simulated", std::round(f.simulated * 1e4) / 1e4},
                        {"error", std::round(f.error * 1e4) / 1e4},
@@ -139,10 +228,10 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
      << "  ok\n";
   for (const auto& f : r.figures) {
     passed += f.ok ? 1 : 0;
-    const std::string err = f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);
-    const std::string tol = f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
+    const std::string err = error_text(f);
+    const std::string tol = tolerance_text(f);
     os << std::left << std::setw(46) << f.label.substr(0, 45) << std::setw(8) << f.arm
-       << std::setw(31) << f.metric << std::right << std::setw(10) << fmt(f.measured)
+       << std::setw(31) << metric_text(f) << std::right << std::setw(10) << fmt(f.measured)
        << std::setw(11) << fmt(f.simulated) << std::setw(9) << err << std::setw(10) << tol << "  "
        << (f.ok ? "yes" : "NO") << "\n";
   }
@@ -159,9 +248,9 @@ void write_validation_markdown(std::ostream& os, const ValidationReport& r,
   os << "\n| check | arm | metric | measured | simulated | error | tolerance | ok |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& f : r.figures) {
-    const std::string err = f.relative ? fmt(100 * f.error) + "%" : fmt(f.error);
-    const std::string tol = f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
-    os << "| " << f.label << " | " << f.arm << " | " << f.metric << " | " << fmt(f.measured)
+    const std::string err = error_text(f);
+    const std::string tol = tolerance_text(f);
+    os << "| " << f.label << " | " << f.arm << " | " << metric_text(f) << " | " << fmt(f.measured)
        << " | " << fmt(f.simulated) << " | " << err << " | " << tol << " | "
        << (f.ok ? "yes" : "**no**") << " |\n";
   }

@@ -8,6 +8,9 @@
 //       figures:
 //         - {arm: epp, metric: prefix_cache_reuse_pct, measured: 93.3, abs: 3}
 //         - {arm: epp, metric: warm_ttft_p50_ms, measured: 232, rel: 0.30}
+//       shapes:                             # sweeps of one varied path only
+//         - {arm: rr, metric: throughput_req_s, peak_at: 16}      # the highest point, measured
+//         - {arm: epp, metric: throughput_req_s, rising_at_end: 3.8}  # last minus next-to-last
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,9 +21,14 @@
 namespace fleetsim {
 
 struct FigureCheck {
+  enum class Rule { kTolerance, kPeakAt, kRisingAtEnd };
   std::string file, label, arm, metric;
   double measured = 0, simulated = 0, error = 0, tolerance = 0;
   bool relative = false;
+  // kPeakAt: measured and simulated are the varied value at the arm's highest point, and must
+  // agree. kRisingAtEnd: they are the change from the next-to-last point to the last, and the
+  // simulated change must be positive.
+  Rule rule = Rule::kTolerance;
   bool ok = false;
 };
 

@@ -1,0 +1,81 @@
+// Shape checks of `fleetsim validate`: where a swept curve peaks and whether it still rises.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/errors.h"
+#include "sim/fleet/validate.h"
+#include "tests/test_util.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// More streams on one pod: throughput rises along 1, 2, 4.
+std::string sweep_scenario(const fs::path& dir, const std::string& vary) {
+  std::string yaml = testing::small_scenario_yaml("round_robin");
+  yaml += "sweep:\n  vary:\n" + vary;
+  return write(dir / "sweep.yaml", yaml);
+}
+
+ValidationReport run_checks(const fs::path& dir, const std::string& scenario,
+                            const std::string& shapes) {
+  const std::string file =
+      write(dir / "checks.yaml",
+            "checks:\n  - sweep: " + scenario + "\n    figures: []\n    shapes:\n" + shapes);
+  return validate({file}, 2);
+}
+
+class ValidateShapes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fleetsim-shapes-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ValidateShapes, PeakAndRiseOfARisingCurve) {
+  const std::string s = sweep_scenario(dir_, "    workload.concurrency: [1, 2, 4]\n");
+  const ValidationReport r =
+      run_checks(dir_, s,
+                 "      - {arm: a, metric: throughput_req_s, peak_at: 4}\n"
+                 "      - {arm: a, metric: throughput_req_s, peak_at: 1}\n"
+                 "      - {arm: a, metric: throughput_req_s, rising_at_end: 0.5}\n");
+  ASSERT_EQ(r.figures.size(), 3u);
+  EXPECT_TRUE(r.figures[0].ok);
+  EXPECT_DOUBLE_EQ(r.figures[0].simulated, 4.0);
+  EXPECT_FALSE(r.figures[1].ok);  // the simulated peak is at 4, not 1
+  EXPECT_TRUE(r.figures[2].ok);
+  EXPECT_GT(r.figures[2].simulated, 0.0);
+  EXPECT_EQ(r.figures[2].rule, FigureCheck::Rule::kRisingAtEnd);
+}
+
+TEST_F(ValidateShapes, BadShapesAreClearErrors) {
+  const std::string one = sweep_scenario(dir_, "    workload.concurrency: [1, 2]\n");
+  EXPECT_THROW(run_checks(dir_, one,
+                          "      - {arm: a, metric: throughput_req_s, peak_at: 2, "
+                          "rising_at_end: 1}\n"),
+               ScenarioError);
+  EXPECT_THROW(run_checks(dir_, one, "      - {arm: a, metric: throughput_req_s}\n"),
+               ScenarioError);
+  EXPECT_THROW(run_checks(dir_, one, "      - {arm: a, metric: speed, peak_at: 2}\n"),
+               UnknownNameError);
+  const std::string two =
+      sweep_scenario(dir_, "    workload.concurrency: [1, 2]\n    fleet.pods: [1, 2]\n");
+  EXPECT_THROW(run_checks(dir_, two, "      - {arm: a, metric: throughput_req_s, peak_at: 2}\n"),
+               ScenarioError);
+}
+
+}  // namespace
+}  // namespace fleetsim
