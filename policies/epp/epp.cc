@@ -56,7 +56,11 @@ EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
       max_blocks_(static_cast<std::int32_t>(params.get_int("max_prefix_blocks"))),
       index_(params.get_int("lru_capacity_per_server")),
       precise_(params.get_string("prefix_source") == "precise"),
-      cached_(ctx.pod_names.size()) {
+      cached_(ctx.pod_names.size()),
+      release_by_ttl_(params.get_string("inflight_release") == "ttl"),
+      request_timeout_(ms_to_ns(1000.0 * params.get_double("request_timeout_s"))),
+      booked_(ctx.pod_names.size()),
+      booked_tokens_(ctx.pod_names.size(), 0) {
   const EppPluginArgs args{&params, &ctx};
   for (const auto& name : split_epp_list(params.get_string("filters"))) {
     filters_.push_back(make_epp_filter(name, args));
@@ -132,10 +136,26 @@ EppPolicy::Scored EppPolicy::evaluate(const Request& request,
   return run_pipeline(make_cycle(request, candidates), filters_, scorers_);
 }
 
-int EppPolicy::pick(const Request& request, std::span<const PodState> candidates,
+std::span<const PodState> EppPolicy::booked_view(std::span<const PodState> candidates, TimeNs now) {
+  view_.assign(candidates.begin(), candidates.end());
+  for (auto& pod : view_) {
+    const auto i = static_cast<size_t>(pod.index);
+    auto& q = booked_[i];
+    while (!q.empty() && now - q.front().at >= request_timeout_) {
+      booked_tokens_[i] -= q.front().tokens;
+      q.pop_front();
+    }
+    pod.inflight_requests = static_cast<std::int32_t>(q.size());
+    pod.inflight_tokens = booked_tokens_[i];
+  }
+  return view_;
+}
+
+int EppPolicy::pick(const Request& request, std::span<const PodState> live,
                     const RouteContext& ctx) {
-  (void)ctx;
-  if (candidates.empty()) return -1;
+  if (live.empty()) return -1;
+  last_pick_ = ctx.now;
+  const std::span<const PodState> candidates = release_by_ttl_ ? booked_view(live, ctx.now) : live;
   const EppCycle cycle = make_cycle(request, candidates);
   const Scored scored = run_pipeline(cycle, filters_, scorers_);
   if (scored.kept.empty()) return -1;  // a filter removed every pod: the EPP has no answer
@@ -171,6 +191,11 @@ void EppPolicy::on_dispatched(const Request& request, int pod) {
     for (std::int32_t m : index_.match(prefix_hashes(request))) cold = cold && m == 0;
   }
   for (auto& [scorer, weight] : scorers_) scorer->dispatched(pod, cold);
+  if (release_by_ttl_) {
+    const std::int64_t tokens = request.prompt_tokens + request.output_tokens;
+    booked_[static_cast<size_t>(pod)].push_back({last_pick_, tokens});
+    booked_tokens_[static_cast<size_t>(pod)] += tokens;
+  }
   if (precise_) return;
   const std::vector<BlockHash> hashes = prefix_hashes(request);
   index_.add(pod, hashes);
@@ -243,6 +268,17 @@ ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
             "prefix-cache-affinity-filter: predicted TTFT = in-flight tokens / this "
             "(upstream peakPrefillThroughput, calibrated for Qwen3-32B on H100 TP=2)",
             1e-6, 1e12)
+      .text("inflight_release", "end_of_stream",
+            "when the EPP's in-flight counts (active-request and token-load scorers, the TTFT "
+            "gate) drop a request: end_of_stream = when its response ends, as GIE's "
+            "ResponseComplete hook reports it through an Envoy ext-proc gateway; ttl = only after "
+            "request_timeout_s, for a gateway that asks the EPP for a pod but never streams the "
+            "response back through it",
+            {"end_of_stream", "ttl"})
+      .real("request_timeout_s", 120.0,
+            "inflight_release = ttl: how long a dispatched request counts as in flight "
+            "(llm-d active_request.go defaultRequestTimeout, 2 minutes)",
+            0.001, 1e9)
       .integer("token_load_capacity", 4194304,
                "token-load-scorer: in-flight tokens at which the score reaches 0 "
                "(queueThresholdTokens)",

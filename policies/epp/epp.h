@@ -3,6 +3,7 @@
 // from PodState, which the gateway fills) -> filters -> weighted scorers -> picker.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +44,14 @@ class EppPolicy : public RoutingPolicy {
 
  private:
   EppCycle make_cycle(const Request& request, std::span<const PodState> candidates) const;
+  // inflight_release = ttl: the candidates with the in-flight load this EPP booked itself in
+  // the last request_timeout, in place of the gateway's live counts.
+  std::span<const PodState> booked_view(std::span<const PodState> candidates, TimeNs now);
+
+  struct Booking {
+    TimeNs at;
+    std::int64_t tokens;
+  };
 
   std::int32_t block_tokens_;
   std::int32_t max_blocks_;
@@ -52,6 +61,13 @@ class EppPolicy : public RoutingPolicy {
   std::vector<std::unique_ptr<EppFilter>> filters_;
   std::vector<std::pair<std::unique_ptr<EppScorer>, double>> scorers_;  // scorer, weight
   std::unique_ptr<EppPicker> picker_;
+  // In-flight load as the EPP books it when the gateway never reports a response's end.
+  bool release_by_ttl_ = false;
+  TimeNs request_timeout_ = 0;
+  TimeNs last_pick_ = 0;
+  std::vector<std::deque<Booking>> booked_;  // per pod, oldest first
+  std::vector<std::int64_t> booked_tokens_;  // per pod, sum over booked_
+  std::vector<PodState> view_;
 };
 
 // Splits "a, b,c" into names; "" and "none" give an empty list.

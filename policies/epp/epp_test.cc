@@ -353,3 +353,48 @@ TEST(EppPresets, LlmdLoadAwarePresetIsRegisteredWithItsProfile) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// inflight_release = ttl: the gateway never reports a response's end, so the active-request
+// scorer counts every dispatch for request_timeout_s, whatever the gateway's live counts say.
+TEST(EppTest, TtlReleaseCountsDispatchesUntilTheTimeout) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("active-request-scorer"));
+  p.set("tie_break", std::string("rotation"));
+  p.set("inflight_release", std::string("ttl"));
+  p.set("request_timeout_s", 10.0);
+  EppPolicy epp(p, ctx3());
+  const auto pods = three_pods();  // the gateway's live view: nothing in flight anywhere
+  const Request r = turn({{100, 100}});
+  RouteContext at;
+  at.now = ms_to_ns(1000);
+  EXPECT_EQ(epp.pick(r, pods, at), 0);
+  epp.on_dispatched(r, 0);
+  epp.on_finished(r, 0);
+  at.now = ms_to_ns(2000);
+  EXPECT_EQ(epp.pick(r, pods, at), 1);  // pod 0 still counts its (finished) request
+  epp.on_dispatched(r, 1);
+  at.now = ms_to_ns(3000);
+  EXPECT_EQ(epp.pick(r, pods, at), 2);
+  epp.on_dispatched(r, 2);
+  at.now = ms_to_ns(11500);  // pod 0's booking (at 1 s) expired; pods 1 and 2 still count one
+  EXPECT_EQ(epp.pick(r, pods, at), 0);
+}
+
+TEST(EppTest, EndOfStreamReleaseReadsTheGatewaysLiveCounts) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("active-request-scorer"));
+  p.set("tie_break", std::string("rotation"));
+  EppPolicy epp(p, ctx3());
+  auto pods = three_pods();
+  pods[0].inflight_requests = 2;
+  pods[1].inflight_requests = 1;
+  EXPECT_EQ(epp.pick(turn({{100, 100}}), pods, {}), 2);
+}
+
+}  // namespace
+}  // namespace fleetsim
