@@ -20,22 +20,10 @@
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/workload.h"
+#include "sim/yaml_checks.h"
 
 namespace fleetsim {
 namespace {
-
-void check_keys(const YAML::Node& node, const YamlWhere& where,
-                const std::vector<std::string>& valid) {
-  if (!node.IsMap())
-    throw ScenarioError(where.at(node) + ": expected a map with fields " + join(valid, ", "));
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      throw ScenarioError(where.child(key).at(kv.first) +
-                          ": unknown field; valid fields: " + join(valid, ", "));
-    }
-  }
-}
 
 YAML::Node require(const YAML::Node& parent, const std::string& key, const YamlWhere& where,
                    const std::string& expected) {
@@ -81,6 +69,9 @@ void apply_override(YAML::Node root, const std::string& assignment) {
     if (node.IsSequence()) {
       bool found = false;
       const bool numeric = !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit);
+      if (numeric && key.size() > 9) {
+        throw ScenarioError("--set " + path + ": list index '" + key + "' is out of range");
+      }
       for (size_t j = 0; j < node.size() && !found; ++j) {
         if ((numeric && j == std::stoul(key)) ||
             (node[j].IsMap() && node[j]["name"].IsDefined() && node[j]["name"].Scalar() == key)) {
@@ -96,7 +87,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
       if (last) {
         // A flow value ([1, 2] or {a: 1}) is parsed; anything else stays a plain scalar.
         const bool flow = !value.empty() && (value.front() == '[' || value.front() == '{');
-        node[key] = flow ? YAML::Load(value) : YAML::Node(value);
+        node[key] = flow ? parse_yaml(value, "--set " + path) : YAML::Node(value);
         return;
       }
       if (!node[key].IsDefined() || node[key].IsNull()) node[key] = YAML::Node(YAML::NodeType::Map);
@@ -411,12 +402,7 @@ const ParamSpec& client_spec() {
 
 Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
                         const std::vector<std::string>& overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(label + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
+  YAML::Node root = parse_yaml(yaml_text, label);
   const YamlWhere w{label, ""};
   if (!root.IsMap()) throw ScenarioError(label + ": expected a YAML map at the top level");
   for (const auto& o : overrides) apply_override(root, o);
@@ -522,6 +508,10 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError(path + ": is a directory; expected a scenario YAML file");
+  }
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open the scenario file");
   std::stringstream buf;

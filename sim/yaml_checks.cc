@@ -1,0 +1,104 @@
+#include "sim/yaml_checks.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+std::string line_of(const std::string& label, const YAML::Node& n) {
+  return n.Mark().line >= 0 ? label + ":" + std::to_string(n.Mark().line + 1) : label;
+}
+
+void walk(const YAML::Node& node, const std::string& label, const std::string& path, int depth) {
+  if (depth > kMaxDepth) {
+    throw ScenarioError(line_of(label, node) + ": " + (path.empty() ? "<root>" : path) +
+                        ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) {
+        throw ScenarioError(line_of(label, kv.first) + ": " + (path.empty() ? "<root>" : path) +
+                            ": a key must be a plain name, not a map or a list");
+      }
+      const std::string key = kv.first.Scalar();
+      const std::string child = path.empty() ? key : path + "." + key;
+      if (!seen.insert(key).second) {
+        throw ScenarioError(line_of(label, kv.first) + ": " + child +
+                            ": given twice; give each field once");
+      }
+      walk(kv.second, label, child, depth + 1);
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      walk(node[i], label, path + "." + std::to_string(i), depth + 1);
+    }
+  }
+}
+
+}  // namespace
+
+void check_yaml_keys(const YAML::Node& node, const std::string& label) { walk(node, label, "", 0); }
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  // yaml-cpp recurses once per nesting level while parsing; refuse absurd nesting before it does.
+  int depth = 0;
+  int deepest = 0;
+  for (const char c : text) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  if (deepest > kMaxDepth) {
+    throw ScenarioError(label + ": flow collections nested deeper than " +
+                        std::to_string(kMaxDepth) + " levels");
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(label + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  check_yaml_keys(root, label);
+  return root;
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ScenarioError(path + ": is a directory");
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open the file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_yaml(buf.str(), path);
+}
+
+void check_keys(const YAML::Node& node, const YamlWhere& where,
+                const std::vector<std::string>& valid) {
+  std::string list;
+  for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+  if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map with fields " + list);
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+      throw ScenarioError(where.child(key).at(kv.first) + ": unknown field; valid fields: " + list);
+    }
+  }
+}
+
+std::string scalar_text(const YAML::Node& node, const YamlWhere& where,
+                        const std::string& expected) {
+  if (!node.IsScalar()) throw ScenarioError(where.at(node) + ": expected " + expected);
+  return node.Scalar();
+}
+
+}  // namespace fleetsim

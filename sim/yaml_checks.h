@@ -1,0 +1,33 @@
+// Checks every YAML input (scenario, validation file, calibration file, --set value) goes
+// through before its fields are read, so that malformed YAML is reported with its file and line
+// instead of as yaml-cpp's own text, and so that nothing is silently dropped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/params.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace fleetsim {
+
+// Parses YAML text; `label` (a file name, or "--set PATH") names it in errors. Throws
+// ScenarioError with the line for syntax errors, keys that are not plain scalars, keys given
+// twice in one map (yaml-cpp keeps one of them silently), and nesting deeper than 64 levels.
+YAML::Node parse_yaml(const std::string& text, const std::string& label);
+// Same, reading `path`; a file that cannot be read is an error naming it.
+YAML::Node load_yaml_file(const std::string& path);
+// The key checks of parse_yaml, for a node built another way.
+void check_yaml_keys(const YAML::Node& node, const std::string& label);
+
+// `node` must be a map whose keys are all in `valid`.
+void check_keys(const YAML::Node& node, const YamlWhere& where,
+                const std::vector<std::string>& valid);
+// `node` must be a scalar; returns its text.
+std::string scalar_text(const YAML::Node& node, const YamlWhere& where,
+                        const std::string& expected);
+
+}  // namespace fleetsim

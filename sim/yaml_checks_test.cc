@@ -1,0 +1,55 @@
+#include "sim/yaml_checks.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_yaml(text, "f.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(YamlChecks, DuplicateKeysAreErrorsWithTheirLine) {
+  EXPECT_EQ(error_of("fleet:\n  pods: 2\n  pods: -3\n"),
+            "f.yaml:3: fleet.pods: given twice; give each field once");
+  EXPECT_EQ(error_of("a: 1\na: 2\n"), "f.yaml:2: a: given twice; give each field once");
+  EXPECT_NE(error_of("arms:\n  - {name: x, name: y}\n").find("arms.0.name: given twice"),
+            std::string::npos);
+}
+
+TEST(YamlChecks, KeysMustBePlainNames) {
+  EXPECT_NE(error_of("? [a, b]\n: 1\n").find("a key must be a plain name"), std::string::npos);
+}
+
+TEST(YamlChecks, SyntaxErrorsAndDeepNestingNameTheFile) {
+  EXPECT_NE(error_of("a: [1,\n").find("f.yaml:"), std::string::npos);
+  EXPECT_NE(error_of(std::string(200, '[') + std::string(200, ']')).find("nested deeper"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse_yaml("a: 1\nb: [1, 2]\nc: {d: 3}\n", "ok.yaml"));
+}
+
+TEST(YamlChecks, UnreadableFilesAreErrors) {
+  EXPECT_THROW(load_yaml_file("/nonexistent/x.yaml"), ScenarioError);
+  EXPECT_THROW(load_yaml_file("/tmp"), ScenarioError);
+}
+
+TEST(YamlChecks, CheckKeysListsTheValidFields) {
+  const YAML::Node n = parse_yaml("a: 1\nzz: 2\n", "f.yaml");
+  try {
+    check_keys(n, {"f.yaml", ""}, {"a", "b"});
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), "f.yaml:2: zz: unknown field; valid fields: a, b");
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
