@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -39,7 +41,7 @@ struct RunOptions {
   std::string format = "table";
   std::string out_dir;
   std::vector<std::string> sets;
-  std::int64_t seed = -1;
+  std::string seed;  // empty: the scenario's
   int threads = 0;
 };
 
@@ -51,7 +53,7 @@ void write_file(const fs::path& p, const std::string& text) {
 
 int cmd_run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
-  if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
+  if (!o.seed.empty()) sets.push_back("seed=" + o.seed);
   const Scenario s = load_scenario(o.scenario, sets);
   spdlog::info("running {} ({} arms, {} x {} with {})", s.name, s.arms.size(), s.fleet.pods,
                s.fleet.gpu, s.fleet.model);
@@ -244,7 +246,13 @@ int cmd_describe(const std::string& name) {
   if (WorkloadRegistry::instance().contains(name)) {
     return show(WorkloadRegistry::instance().get(name, "workload"));
   }
-  return show(PolicyRegistry::instance().get(name, "policy"));
+  if (PolicyRegistry::instance().contains(name)) {
+    return show(PolicyRegistry::instance().get(name, "policy"));
+  }
+  std::vector<std::string> valid = {"server", "cost_model"};
+  for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
+  for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
+  throw UnknownNameError("name", name, valid);
 }
 
 }  // namespace
@@ -268,8 +276,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   run_cmd->add_option("--out", run.out_dir,
                       "also write result.json, summary.csv, requests.csv here");
-  run_cmd->add_option("--seed", run.seed, "override the scenario's seed")
-      ->check(CLI::NonNegativeNumber);
+  // Checked as text: CLI11 would saturate an out-of-range integer instead of refusing it.
+  run_cmd->add_option("--seed", run.seed, "override the scenario's seed (0 to 2^64 - 1)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.size() <= 20 &&
+                                std::all_of(text.begin(), text.end(), ::isdigit);
+            if (digits && (text.size() < 20 || text <= "18446744073709551615")) return "";
+            return "expected an integer in [0, 18446744073709551615], got '" + text + "'";
+          },
+          "SEED"));
   run_cmd->add_option("--set", run.sets,
                       "override a field by dotted path: PATH=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")

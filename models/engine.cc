@@ -175,9 +175,9 @@ const ParamSpec& server_spec() {
           .real("gpu_memory_utilization", 0.9,
                 "fraction of GPU memory vLLM may use (vLLM default 0.9)", 0.05, 1.0)
           .integer("max_num_batched_tokens", 0,
-                   "token budget of one engine step; 0 = vLLM's default for the GPU", 0)
+                   "token budget of one engine step; 0 = vLLM's default for the GPU", 0, 1e8)
           .integer("max_num_seqs", 0, "most sequences in one step; 0 = vLLM's default for the GPU",
-                   0)
+                   0, 1e6)
           .boolean("enable_prefix_caching", true, "automatic prefix caching (vLLM V1 default on)")
           .boolean("enable_chunked_prefill", true, "split long prefills across steps (V1 default)")
           .boolean("admit_whole_prompt", true,
@@ -191,8 +191,10 @@ const ParamSpec& server_spec() {
                 {"per_request", "per_lookup"})
           .integer("kv_cache_dtype_bytes", 2, "bytes per KV element (2 = bf16/fp16, 1 = fp8)", 1, 4)
           .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)
+          // 1e8 blocks is 1.6e9 tokens at block size 16, far beyond any GPU's KV capacity; the
+          // cap keeps a typo from allocating tens of GB of block bookkeeping.
           .integer("num_gpu_blocks_override", 0,
-                   "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0)
+                   "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
           .real("api_overhead_ms", 4.0,
                 "API-server and gateway cost per request before the engine sees it: HTTP "
                 "parsing, chat template, routing hop (fixed part)",

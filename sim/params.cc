@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "sim/distribution.h"
@@ -81,10 +82,24 @@ DistributionPtr Params::get_distribution_ptr(const std::string& name) const {
 
 ParamSpec& ParamSpec::integer(std::string name, std::int64_t def, std::string help, double min,
                               double max) {
+  // Counts are stored as 32-bit integers downstream; a larger value must be refused, not cut.
+  max = std::min(max, static_cast<double>(std::numeric_limits<std::int32_t>::max()));
   defs_.push_back({std::move(name), ParamType::kInt, def, std::move(help), min, max, {}});
   return *this;
 }
 ParamSpec& ParamSpec::real(std::string name, double def, std::string help, double min, double max) {
+  // A parameter named *_ms or *_s is a duration (the project's naming rule; the few rates named
+  // *_per_s are capped far above any real value too): cap it within the simulated clock's reach,
+  // so the error names the field instead of the clock overflowing later.
+  const auto ends_with = [&](const char* suffix) {
+    const std::string_view n(name);
+    const std::string_view x(suffix);
+    return n.size() >= x.size() && n.substr(n.size() - x.size()) == x;
+  };
+  if (ends_with("_ms"))
+    max = std::min(max, 1e12);  // ~31.7 years
+  else if (ends_with("_s"))
+    max = std::min(max, 1e9);  // ~31.7 years
   defs_.push_back({std::move(name), ParamType::kDouble, def, std::move(help), min, max, {}});
   return *this;
 }
@@ -203,6 +218,8 @@ namespace {
 
 std::string range_text(const ParamDef& d) {
   std::ostringstream os;
+  // Integer bounds in full (2147483647, not 2.14748e+09); real ones as the shortest text.
+  if (d.type == ParamType::kInt) os << std::fixed << std::setprecision(0);
   if (std::isfinite(d.min) && std::isfinite(d.max)) {
     os << " in [" << d.min << ", " << d.max << "]";
   } else if (std::isfinite(d.min)) {
@@ -249,6 +266,7 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
         // Accept 1e6-style integers written as floats only when exact.
         double f = 0;
         if (!YAML::convert<double>::decode(node, f) || std::floor(f) != f) fail();
+        if (f < d.min || f > d.max) fail();  // before the cast, which a huge f would overflow
         v = static_cast<std::int64_t>(f);
       }
       if (static_cast<double>(v) < d.min || static_cast<double>(v) > d.max) fail();

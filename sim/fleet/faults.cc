@@ -58,7 +58,7 @@ const std::map<std::string, ParamSpec>& fault_specs() {
       {"picker_outage",
        base("").real("duration_s", 0, "how long the picker is down (0 = until the end)", 0)},
       {"slow_pod", base("pod, GPU or node whose pods slow down")
-                       .real("factor", 2.0, "engine steps take this many times longer", 1e-3)
+                       .real("factor", 2.0, "engine steps take this many times longer", 1e-3, 1e6)
                        .real("duration_s", 0, "how long (0 = until the end)", 0)},
       {"network_delay", base("pod, GPU or node whose link to the gateway is delayed")
                             .real("extra_ms", 50, "extra one-way latency", 0)

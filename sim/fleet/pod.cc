@@ -100,7 +100,7 @@ void Pod::start_step() {
     dt *= 1 + share_->busy;  // time-sliced with the co-located pods running now
     ++share_->busy;
   }
-  if (slowdown_ != 1.0) dt = static_cast<TimeNs>(static_cast<double>(dt) * slowdown_);
+  if (slowdown_ != 1.0) dt = scale_ns(dt, slowdown_);
   observer_.on_step(index_, current_, loop_.now(), dt);
   step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
 }

@@ -85,8 +85,8 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
   }
   if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
     throw Error("arm " + arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
-                " requests never ended (a black-holed pod keeps them forever when "
-                "gateway.request_timeout_s is 0)");
+                " requests never ended before the run's end (a black-holed pod keeps a request "
+                "until gateway.request_timeout_s, forever when it is 0)");
   }
 }
 

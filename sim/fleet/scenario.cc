@@ -19,6 +19,7 @@
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/runner.h"
 #include "sim/fleet/workload.h"
 #include "sim/yaml_checks.h"
 
@@ -413,7 +414,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   Scenario s;
   s.file = label;
   s.name = root["name"].IsDefined() ? scalar(root["name"], w.child("name"), "a name") : label;
-  if (root["description"].IsDefined()) s.description = root["description"].as<std::string>();
+  if (root["description"].IsDefined()) {
+    s.description = scalar(root["description"], w.child("description"), "a text");
+  }
   s.seed = root["seed"].IsDefined()
                ? number<std::uint64_t>(root["seed"], w.child("seed"), "a non-negative integer")
                : 0;
@@ -450,6 +453,19 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     }
     s.arms.push_back(std::move(a));
   }
+  // Some policies check their parameters further when they are built (an EPP's filter names and
+  // scorer weights): build each arm's once here, so that such an error names file and line.
+  for (size_t i = 0; i < s.arms.size(); ++i) {
+    const YamlWhere aw = w.child("arms").child(std::to_string(i)).child("params");
+    const YAML::Node params = arms[i]["params"];
+    try {
+      (void)make_policy(s.arms[i].policy, s.arms[i].params, policy_context(s, s.arms[i].name));
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(aw.at(params.IsDefined() ? params : arms[i]) + ": " + e.what());
+    } catch (const UnknownNameError& e) {
+      throw ScenarioError(aw.at(params.IsDefined() ? params : arms[i]) + ": " + e.what());
+    }
+  }
 
   if (root["sim"].IsDefined()) {
     const ParamSpec sim_spec = ParamSpec().real(
@@ -485,12 +501,16 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     for (const auto& arm : m) {
       const std::string arm_name = arm.first.as<std::string>();
       if (arm_name == "source") {
-        s.measured_source = arm.second.as<std::string>();
+        s.measured_source = scalar(arm.second, mw.child("source"), "a text naming the source");
         continue;
       }
       if (!names.count(arm_name)) {
         throw ScenarioError(mw.child(arm_name).at(arm.first) + ": no arm named '" + arm_name +
                             "'; arms: " + join({names.begin(), names.end()}, ", "));
+      }
+      if (!arm.second.IsMap()) {
+        throw ScenarioError(mw.child(arm_name).at(arm.second) +
+                            ": expected a map metric -> measured value (fleetsim list metrics)");
       }
       for (const auto& metric : arm.second) {
         const std::string key = metric.first.as<std::string>();
