@@ -193,7 +193,14 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
     PolicyContext fallback_ctx = ctx;
     fallback_ctx.stream_name = replica_stream(arm.name, r) + "/fallback";
     ReplicaPolicies rp;
-    rp.policy = make_policy(arm.policy, arm.params, ctx);
+    const std::string at = arm.params_where.empty() ? "" : arm.params_where + ": ";
+    try {
+      rp.policy = make_policy(arm.policy, arm.params, ctx);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(at + e.what());
+    } catch (const UnknownNameError& e) {
+      throw ScenarioError(at + e.what());
+    }
     rp.fallback = fallback_entry.factory(fallback_entry.spec.defaults(), fallback_ctx);
     replica_policies.push_back(std::move(rp));
   }

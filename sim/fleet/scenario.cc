@@ -19,7 +19,6 @@
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/gateway.h"
-#include "sim/fleet/runner.h"
 #include "sim/fleet/workload.h"
 #include "sim/yaml_checks.h"
 
@@ -451,20 +450,12 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
       throw ScenarioError(w.child("arms").child(std::to_string(i)).at(arms[i]) +
                           ": duplicate arm name '" + a.name + "'");
     }
-    s.arms.push_back(std::move(a));
-  }
-  // Some policies check their parameters further when they are built (an EPP's filter names and
-  // scorer weights): build each arm's once here, so that such an error names file and line.
-  for (size_t i = 0; i < s.arms.size(); ++i) {
-    const YamlWhere aw = w.child("arms").child(std::to_string(i)).child("params");
     const YAML::Node params = arms[i]["params"];
-    try {
-      (void)make_policy(s.arms[i].policy, s.arms[i].params, policy_context(s, s.arms[i].name));
-    } catch (const ScenarioError& e) {
-      throw ScenarioError(aw.at(params.IsDefined() ? params : arms[i]) + ": " + e.what());
-    } catch (const UnknownNameError& e) {
-      throw ScenarioError(aw.at(params.IsDefined() ? params : arms[i]) + ": " + e.what());
-    }
+    a.params_where = w.child("arms")
+                         .child(std::to_string(i))
+                         .child("params")
+                         .at(params.IsDefined() ? params : arms[i]);
+    s.arms.push_back(std::move(a));
   }
 
   if (root["sim"].IsDefined()) {

@@ -18,6 +18,9 @@ struct ArmSpec {
   std::string policy;
   Params params;
   Params gateway;  // gateway_spec(): the scenario's gateway section with this arm's overrides
+  // "file:line: arms.N.params", for errors a policy raises only when it is built (an EPP's
+  // filter names), which happens when the arm runs.
+  std::string params_where;
 };
 
 // A group of identical pods (a model tier): its own GPU, model, server and cost model.
