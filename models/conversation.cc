@@ -23,6 +23,11 @@ ConversationShape conversation_shape_from(const Params& p) {
   shape.question_tokens = p.get_distribution_ptr("question_tokens");
   shape.answer_tokens = p.get_distribution_ptr("answer_tokens");
   shape.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+  // A chat may have no system prompt, but each turn asks something and gets an answer of at
+  // least one token (a prompt of only template tokens, or none, is no request).
+  require_tokens(*shape.system_prompt_tokens, "workload.system_prompt_tokens", 0);
+  require_tokens(*shape.question_tokens, "workload.question_tokens", 1);
+  require_tokens(*shape.answer_tokens, "workload.answer_tokens", 1);
   return shape;
 }
 

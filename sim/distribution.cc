@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -17,20 +19,35 @@
 namespace fleetsim {
 namespace {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// The default min/max: no clamp.
+constexpr double kNoClamp = 1e18;
+
 // Bounds shared by every kind: draws are clamped to [min, max].
 ParamSpec with_bounds(ParamSpec spec) {
-  return spec.real("min", -1e18, "lower clamp of a draw")
-      .real("max", 1e18, "upper clamp of a draw");
+  return spec.real("min", -kNoClamp, "lower clamp of a draw")
+      .real("max", kNoClamp, "upper clamp of a draw");
 }
 
 class Bounded : public Distribution {
  public:
-  Bounded(double lo, double hi) : lo_(lo), hi_(hi) {}
+  // The defaults become infinite so that support() tells "no clamp" from a given one.
+  Bounded(double lo, double hi)
+      : lo_(lo <= -kNoClamp ? -kInf : lo), hi_(hi >= kNoClamp ? kInf : hi) {}
   double clamp(double x) const { return std::clamp(x, lo_, hi_); }
+  // The support of the unclamped draws [a, b], clamped.
+  Support clamped(double a, double b) const { return {clamp(a), clamp(b)}; }
 
  private:
   double lo_, hi_;
 };
+
+// Numbers in messages as written ("10000000", "-5", "0.5", "1e+12"), not to_string's "-5.000000".
+std::string number(double x) {
+  std::ostringstream os;
+  os << std::setprecision(15) << x;
+  return os.str();
+}
 
 class Constant : public Distribution {
  public:
@@ -38,6 +55,7 @@ class Constant : public Distribution {
   double sample(Rng&) const override { return v_; }
   double mean() const override { return v_; }
   std::string describe() const override { return "constant(" + std::to_string(v_) + ")"; }
+  Support support() const override { return {v_, v_}; }
 
  private:
   double v_;
@@ -56,6 +74,7 @@ class Uniform : public Bounded {
   std::string describe() const override {
     return "uniform(" + std::to_string(low_) + ", " + std::to_string(high_) + ")";
   }
+  Support support() const override { return clamped(low_, high_); }
 
  private:
   double low_, high_;
@@ -67,12 +86,17 @@ class Normal : public Bounded {
       : Bounded(p.get_double("min"), p.get_double("max")),
         mean_(p.get_double("mean")),
         std_(p.get_double("std")) {}
+  // A standard normal scaled by hand: the same draws as normal_distribution(mean, std), which
+  // requires std > 0 (libstdc++ asserts it) while std 0 is allowed here.
   double sample(Rng& rng) const override {
-    return clamp(std::normal_distribution<double>(mean_, std_)(rng));
+    return clamp(std::normal_distribution<double>(0.0, 1.0)(rng) * std_ + mean_);
   }
   double mean() const override { return mean_; }
   std::string describe() const override {
     return "normal(" + std::to_string(mean_) + ", " + std::to_string(std_) + ")";
+  }
+  Support support() const override {
+    return clamped(std_ > 0 ? -kInf : mean_, std_ > 0 ? kInf : mean_);
   }
 
  private:
@@ -95,6 +119,7 @@ class LogNormal : public Bounded {
   }
   double mean() const override { return mean_; }
   std::string describe() const override { return "lognormal(mean " + std::to_string(mean_) + ")"; }
+  Support support() const override { return clamped(0, kInf); }
 
  private:
   double mean_, mu_ = 0, sigma_ = 0;
@@ -111,6 +136,7 @@ class Exponential : public Bounded {
   std::string describe() const override {
     return "exponential(mean " + std::to_string(mean_) + ")";
   }
+  Support support() const override { return clamped(0, kInf); }
 
  private:
   double mean_;
@@ -148,6 +174,10 @@ class Empirical : public Bounded {
   std::string describe() const override {
     return "empirical(" + path_ + ", " + column_ + ", " + std::to_string(values_.size()) +
            " values)";
+  }
+  Support support() const override {
+    const auto [lo, hi] = std::minmax_element(values_.begin(), values_.end());
+    return clamped(*lo, *hi);
   }
 
  private:
@@ -220,12 +250,33 @@ class Empirical : public Bounded {
 
 struct Kind {
   ParamSpec spec;
-  std::function<std::shared_ptr<const Distribution>(const Params&)> make;
+  std::function<std::shared_ptr<Distribution>(const Params&)> make;
   // Kinds that read a file need the YAML node and its place for their error messages.
-  std::function<std::shared_ptr<const Distribution>(const Params&, const YAML::Node&,
-                                                    const YamlWhere&)>
+  std::function<std::shared_ptr<Distribution>(const Params&, const YAML::Node&, const YamlWhere&)>
       make_at = nullptr;
 };
+
+// Parameters that are each valid but not together; std::clamp and uniform_real_distribution
+// have undefined behaviour on them.
+void check_params(const std::string& kind, const Params& p, const YAML::Node& node,
+                  const YamlWhere& where) {
+  if (p.values().count("min") && p.get_double("min") > p.get_double("max")) {
+    throw ScenarioError(where.at(node) + ": min " + number(p.get_double("min")) + " is above max " +
+                        number(p.get_double("max")) + "; expected min <= max");
+  }
+  if (kind == "uniform") {
+    const double low = p.get_double("low");
+    const double high = p.get_double("high");
+    if (low > high) {
+      throw ScenarioError(where.at(node) + ": uniform low " + number(low) + " is above high " +
+                          number(high) + "; expected low <= high");
+    }
+    if (!std::isfinite(high - low)) {
+      throw ScenarioError(where.at(node) + ": uniform [" + number(low) + ", " + number(high) +
+                          "] is wider than a double can hold; expected a finite high - low");
+    }
+  }
+}
 
 const std::map<std::string, Kind>& kinds() {
   static const std::map<std::string, Kind> k = {
@@ -287,7 +338,9 @@ std::shared_ptr<const Distribution> parse_distribution(const YAML::Node& node,
       throw ScenarioError(where.at(node) + ": expected a number or {dist: " +
                           join(distribution_names(), "|") + ", ...}, got '" + node.Scalar() + "'");
     }
-    return constant_distribution(v);
+    auto d = std::make_shared<Constant>(v);
+    d->where_ = where.at(node);
+    return d;
   }
   if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a number or a map");
   const YAML::Node kind_node = node["dist"];
@@ -304,13 +357,47 @@ std::shared_ptr<const Distribution> parse_distribution(const YAML::Node& node,
   ParamSpec spec = it->second.spec;
   spec.text("dist", kind, "distribution kind", distribution_names());
   const Params params = spec.resolve(node, where);
-  if (it->second.make_at) return it->second.make_at(params, node, where);
-  return it->second.make(params);
+  check_params(kind, params, node, where);
+  std::shared_ptr<Distribution> d =
+      it->second.make_at ? it->second.make_at(params, node, where) : it->second.make(params);
+  d->where_ = where.at(node);
+  return d;
+}
+
+void require_range(const Distribution& d, const std::string& field, double lo, double hi,
+                   const std::string& what) {
+  const Support s = d.support();
+  const double m = d.mean();
+  std::string problem;
+  if (s.hi < lo || s.lo > hi) {
+    problem = s.lo == s.hi
+                  ? number(s.lo) + " is out of range"
+                  : "every draw lies in [" + number(s.lo) + ", " + number(s.hi) + "], out of range";
+  } else if (std::isfinite(s.hi) && s.hi > hi) {
+    problem = "draws reach " + number(s.hi) + ", above the maximum";
+  } else if (m < lo || m > hi) {
+    problem = "the mean " + number(m) + " is out of range";
+  } else {
+    return;
+  }
+  throw ScenarioError((d.where().empty() ? field : d.where()) + ": " + problem + "; expected " +
+                      what + " in [" + number(lo) + ", " + number(hi) + "]");
+}
+
+void require_tokens(const Distribution& d, const std::string& field, std::int32_t min_tokens) {
+  require_range(d, field, min_tokens, kMaxTokens,
+                "tokens (at most 10M per segment, beyond any model's context window)");
+}
+
+std::int32_t sample_int(const Distribution& d, Rng& rng, std::int32_t lo, std::int32_t hi) {
+  const double x = std::round(d.sample(rng));
+  // Written so that a NaN draw lands on lo.
+  if (!(x > lo)) return lo;
+  return x < hi ? static_cast<std::int32_t>(x) : hi;
 }
 
 std::int32_t sample_tokens(const Distribution& d, Rng& rng, std::int32_t min_value) {
-  const double x = std::round(d.sample(rng));
-  return std::max(min_value, static_cast<std::int32_t>(std::min(x, 1e9)));
+  return sample_int(d, rng, min_value, static_cast<std::int32_t>(kMaxTokens));
 }
 
 }  // namespace fleetsim

@@ -21,6 +21,9 @@ constexpr std::uint64_t kTask = 122;
 constexpr std::uint64_t kAction = 123;
 constexpr std::uint64_t kToolOutput = 124;
 constexpr std::uint64_t kShared = ~0ULL;
+// Most model calls one session may take: far beyond any agent run, and low enough that a typo
+// cannot grow one session's history without end.
+constexpr std::int32_t kMaxSteps = 1'000'000;
 
 struct Session {
   std::int64_t id = 0;
@@ -47,6 +50,14 @@ class AgentSessions : public Workload {
         tool_latency_(dist(p, "tool_latency_ms")),
         tool_rng_(make_rng(ctx.seed, "workload/tool-latency")),
         tagger_(p, ctx.seed) {
+    // The context may lack a system prompt or a task, but every call generates a token and
+    // every tool returns one.
+    require_tokens(*system_, "workload.system_prompt_tokens", 0);
+    require_tokens(*task_, "workload.task_tokens", 0);
+    require_range(*steps_, "workload.steps", 1, kMaxSteps, "model calls per session");
+    require_tokens(*action_, "workload.action_tokens", 1);
+    require_tokens(*tool_output_, "workload.tool_output_tokens", 1);
+    require_range(*tool_latency_, "workload.tool_latency_ms", 0, kMaxDelayMs, "milliseconds");
     Rng shared = make_rng(ctx.seed, "workload/agent-shared-system");
     shared_system_tokens_ = sample_tokens(*system_, shared, 0);
   }
@@ -83,7 +94,7 @@ class AgentSessions : public Workload {
     auto s = std::make_unique<Session>();
     s->id = id;
     s->rng = make_rng(ctx_.seed, "agent-session/" + std::to_string(id));
-    s->steps = std::max(1, sample_tokens(*steps_, s->rng));
+    s->steps = sample_int(*steps_, s->rng, 1, kMaxSteps);
     const auto sid = static_cast<std::uint64_t>(id);
     const std::int32_t sys =
         shared_system_ ? shared_system_tokens_ : sample_tokens(*system_, s->rng, 0);

@@ -26,6 +26,7 @@ class ChatClient : public Workload {
         stop_on_error_(p.get_bool("stop_conversation_on_error")) {
     shape_ = conversation_shape_from(p);
     think_ = p.get_distribution_ptr("think_time_ms");
+    require_range(*think_, "workload.think_time_ms", 0, kMaxDelayMs, "milliseconds");
     tenants_ = CategoricalMix::parse(p.get_string("tenants"), "workload.tenants");
     tiers_ = CategoricalMix::parse(p.get_string("tier_mix"), "workload.tier_mix");
   }
@@ -117,7 +118,8 @@ const WorkloadRegistrar kRegistrar(
         .distribution("answer_tokens", constant_distribution(100),
                       "tokens the model generates per turn (max_tokens reached)")
         .integer("template_tokens_per_turn", 10,
-                 "chat-template tokens around each exchange (role markers, end-of-turn)", 0)
+                 "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
+                 kMaxTokens)
         .distribution("think_time_ms", constant_distribution(0),
                       "client delay between a reply and the next turn")
         .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)

@@ -36,6 +36,7 @@ class ConcurrencyStreams : public Workload {
           "streams never stop)");
     }
     shape_ = conversation_shape_from(p);
+    require_range(*think_, "workload.think_time_ms", 0, kMaxDelayMs, "milliseconds");
   }
 
   void start() override {
@@ -128,7 +129,8 @@ ParamSpec streams_spec() {
       .distribution("answer_tokens", constant_distribution(200),
                     "tokens generated per request (max_tokens reached)")
       .integer("template_tokens_per_turn", 0,
-               "chat-template tokens around each exchange (role markers, end-of-turn)", 0)
+               "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
+               kMaxTokens)
       .distribution("think_time_ms", constant_distribution(0),
                     "delay between a completion and the stream's next request")
       .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0);

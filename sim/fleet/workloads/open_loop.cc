@@ -32,6 +32,8 @@ class OpenLoop : public Workload {
       throw ScenarioError(
           "workload: open_loop needs max_requests or duration_s (with both 0 it never ends)");
     }
+    require_tokens(*prompt_, "workload.prompt_tokens", 1);
+    require_tokens(*output_, "workload.output_tokens", 1);
   }
 
   void start() override { schedule_after(0.0); }

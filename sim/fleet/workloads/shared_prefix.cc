@@ -28,6 +28,9 @@ namespace {
 constexpr std::uint64_t kPrefix = 111;
 constexpr std::uint64_t kQuestion = 112;
 constexpr std::uint64_t kOutput = 113;
+// Most requests one burst may bring: far beyond any load test, and low enough that a typo does
+// not schedule (and allocate) billions of requests at one instant.
+constexpr std::int32_t kMaxBurst = 1'000'000;
 
 struct PrefixConfig {
   bool bursts = false;
@@ -55,6 +58,13 @@ class PrefixSharing : public Workload {
         length_rng_(make_rng(ctx.seed, "workload/lengths")) {
     if (max_requests_ == 0 && duration_s_ == 0) {
       throw ScenarioError("workload: needs max_requests or duration_s (with both 0 it never ends)");
+    }
+    // The shared prefix may be empty; each request asks something and generates a token.
+    require_tokens(*prefix_, "workload.prefix_tokens", 0);
+    require_tokens(*question_, "workload.question_tokens", 1);
+    require_tokens(*output_, "workload.output_tokens", 1);
+    if (config_.bursts) {
+      require_range(*config_.burst_size, "workload.burst_size", 1, kMaxBurst, "requests per burst");
     }
   }
 
@@ -105,7 +115,7 @@ class PrefixSharing : public Workload {
                            0, config_.groups - 1)(pick_rng_)),
                        0)
               : prefix(static_cast<std::uint64_t>(burst), 1);
-      std::int32_t n = sample_tokens(*config_.burst_size, length_rng_);
+      std::int32_t n = sample_int(*config_.burst_size, length_rng_, 1, kMaxBurst);
       if (max_requests_ > 0)
         n = static_cast<std::int32_t>(std::min<std::int64_t>(n, max_requests_ - planned_));
       std::vector<TimeNs> offsets(static_cast<std::size_t>(n), 0);

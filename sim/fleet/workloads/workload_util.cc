@@ -36,6 +36,11 @@ bool parse_double(const std::string& s, double& out) {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The lowest positive arrival rate: one arrival every ~11.6 days. A mean gap of 1/rate must stay
+// far inside the simulated clock's ~31.7 years, with room for a gap many times the mean (a
+// Poisson or gamma tail); a rate of 1e-320 once made a gap that overflowed the clock.
+constexpr double kMinRate = 1e-6;
+
 }  // namespace
 
 RateSchedule::RateSchedule(double rate) : points_{{0.0, rate}} {}
@@ -56,6 +61,12 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
       fail("'" + item + "' is not time_s:rate");
     }
     if (t < 0 || r < 0) fail("negative time or rate '" + item + "'");
+    if (r > 0 && r < kMinRate) {
+      std::ostringstream os;
+      os << "rate of '" << item << "' is below " << kMinRate
+         << " per second (one arrival every ~11.6 days; 0 stops the arrivals)";
+      fail(os.str());
+    }
     if (!s.points_.empty() && t <= s.points_.back().first)
       fail("times must increase at '" + item + "'");
     s.points_.emplace_back(t, r);
@@ -177,7 +188,8 @@ ParamSpec& add_arrival_params(ParamSpec& spec, double default_rate, const std::s
             "inter-arrival law: poisson (exponential gaps), gamma (gaps with coefficient of "
             "variation cv: burstier than Poisson when cv > 1), constant (evenly spaced)",
             {"poisson", "gamma", "constant"})
-      .real("rate", default_rate, "mean " + unit + " per second (when rate_schedule is empty)", 0)
+      .real("rate", default_rate, "mean " + unit + " per second (when rate_schedule is empty)",
+            kMinRate)
       .real("cv", 2.0, "gamma only: coefficient of variation of the gaps (1 = Poisson)", 1e-3, 100)
       .text("rate_schedule", "",
             "a rate that changes over time: 'time_s:rate, ...' points, linear between them, flat "

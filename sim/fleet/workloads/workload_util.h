@@ -18,6 +18,10 @@
 
 namespace fleetsim {
 
+// The longest delay a workload may draw (think time, tool latency): ~31.7 years, the simulated
+// clock's reach; a longer one would overflow it.
+inline constexpr double kMaxDelayMs = 1e12;
+
 // A piecewise-linear rate (requests per second) over time: points (t_s, rate), linear between
 // points, flat before the first and after the last. With a period, the schedule repeats every
 // `period_s` seconds and the last point ramps back to the first's rate at the period's end (a
