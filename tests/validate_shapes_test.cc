@@ -69,8 +69,9 @@ TEST_F(ValidateShapes, BadShapesAreClearErrors) {
                ScenarioError);
   EXPECT_THROW(run_checks(dir_, one, "      - {arm: a, metric: throughput_req_s}\n"),
                ScenarioError);
+  // An unknown metric is an error at its line, as the scenario loader reports unknown names.
   EXPECT_THROW(run_checks(dir_, one, "      - {arm: a, metric: speed, peak_at: 2}\n"),
-               UnknownNameError);
+               ScenarioError);
   const std::string two =
       sweep_scenario(dir_, "    workload.concurrency: [1, 2]\n    fleet.pods: [1, 2]\n");
   EXPECT_THROW(run_checks(dir_, two, "      - {arm: a, metric: throughput_req_s, peak_at: 2}\n"),

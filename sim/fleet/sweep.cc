@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -13,6 +14,50 @@
 #include "sim/fleet/report.h"
 
 namespace fleetsim {
+namespace {
+
+std::string point_text(const std::vector<std::pair<std::string, std::string>>& point) {
+  std::string text;
+  for (const auto& [k, v] : point) text += (text.empty() ? "" : " ") + k + "=" + v;
+  return text;
+}
+
+// Each path once and each value once: a path given twice would leave every point with its last
+// value (points that look different but are the same), and an override of a varied path would be
+// replaced by the varied values without a word.
+void check_axes(const std::string& path, bool own_grid, const std::vector<SweepAxis>& axes,
+                const std::vector<std::string>& overrides) {
+  auto origin = [&](const std::string& axis) {
+    return own_grid ? path + ": sweep.vary." + axis : "--vary " + axis;
+  };
+  std::set<std::string> paths;
+  for (const auto& [axis, values] : axes) {
+    if (axis.empty()) {
+      throw ScenarioError((own_grid ? path + ": sweep.vary" : std::string("--vary")) +
+                          ": a varied path is empty; expected e.g. workload.concurrency");
+    }
+    if (!paths.insert(axis).second) {
+      throw ScenarioError(origin(axis) + ": the path is varied twice; give all its values once" +
+                          (own_grid ? "" : ", e.g. --vary " + axis + "=1,2,4"));
+    }
+    if (values.empty()) throw ScenarioError(origin(axis) + ": no values");
+    std::set<std::string> seen;
+    for (const auto& v : values) {
+      if (!seen.insert(v).second) {
+        throw ScenarioError(origin(axis) + ": the value '" + v + "' is given twice");
+      }
+    }
+  }
+  for (const auto& o : overrides) {
+    const std::string set_path = o.substr(0, o.find('='));
+    if (paths.count(set_path) != 0) {
+      throw ScenarioError("--set " + o + ": " + set_path +
+                          " is also varied by the sweep; set it or vary it, not both");
+    }
+  }
+}
+
+}  // namespace
 
 SweepAxis parse_vary(const std::string& text) {
   const auto eq = text.find('=');
@@ -47,10 +92,12 @@ SweepAxis parse_vary(const std::string& text) {
 SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
                       std::vector<SweepAxis> axes, int threads) {
   const Scenario base = load_scenario(path, overrides);
-  if (axes.empty()) axes = base.sweep;
+  const bool own_grid = axes.empty();
+  if (own_grid) axes = base.sweep;
   if (axes.empty()) {
     throw ScenarioError(path + ": nothing to sweep; give --vary PATH=V1,V2 or a sweep: section");
   }
+  check_axes(path, own_grid, axes, overrides);
   SweepResult result;
   result.scenario = base.name;
   // The cartesian product, first axis outermost; each point is parsed with its overrides, so a
@@ -72,7 +119,11 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
     for (const auto& [k, v] : point) sets.push_back(k + "=" + v);
     SweepPoint sp;
     sp.vary = point;
-    sp.scenario = load_scenario(path, sets);
+    try {
+      sp.scenario = load_scenario(path, sets);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError("sweep point " + point_text(point) + ": " + e.what());
+    }
     result.points.push_back(std::move(sp));
   }
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -92,8 +143,16 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
   for (int t = 1; t < n; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    const std::string prefix = "sweep point " + point_text(result.points[i].vary) + ": ";
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(prefix + e.what());
+    } catch (const TraceError& e) {
+      throw TraceError(prefix + e.what());
+    }
   }
   return result;
 }

@@ -31,7 +31,9 @@ struct SweepResult {
 };
 
 // The grid is the cartesian product of `axes` (first axis outermost); when `axes` is empty the
-// scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count.
+// scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count. A path varied
+// twice, a value given twice for one path, or an override of a varied path is a ScenarioError
+// (they would give points that differ in name only); so is a point the scenario rejects, named.
 SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
                       std::vector<SweepAxis> axes, int threads);
 

@@ -6,11 +6,15 @@
 #include <cmath>
 #include <iomanip>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/sweep.h"
+#include "sim/params.h"
+#include "sim/yaml_checks.h"
 
 namespace fleetsim {
 namespace {
@@ -21,64 +25,272 @@ std::string fmt(double v) {
   return os.str();
 }
 
-const ArmResult& arm_of(const RunResult& r, const std::string& arm, const std::string& where) {
-  for (const auto& a : r.arms) {
-    if (a.name == arm) return a;
-  }
-  throw ScenarioError(where + ": no arm '" + arm + "' in scenario " + r.scenario);
-}
+// A figure or shape of a check, read and checked before anything runs so that a typo in the last
+// check does not wait for the first ones to simulate.
+struct Figure {
+  YamlWhere where;  // checks.N.figures.M or checks.N.shapes.M
+  YAML::Node node;
+  Params params;
+  const ArmMetric* metric = nullptr;
+};
 
-FigureCheck check(const YAML::Node& f, const std::string& where, const std::string& file,
-                  const std::string& label, const RunResult& run) {
-  FigureCheck c;
-  const ParamSpec spec =
+struct Check {
+  YamlWhere target_where;  // checks.N.scenario or checks.N.sweep
+  YAML::Node target_node;
+  std::string path;  // the scenario file
+  bool sweep = false;
+  std::vector<std::string> sets;
+  std::vector<Figure> figures;
+  std::vector<Figure> shapes;
+};
+
+const ParamSpec& figure_spec() {
+  static const ParamSpec spec =
       ParamSpec()
           .text("arm", "", "arm name")
           .text("metric", "", "an arm metric's name (fleetsim list metrics)")
           .real("measured", 0, "the measured value")
-          .real("abs", -1, "absolute tolerance (same unit as the metric)")
-          .real("rel", -1, "relative tolerance (fraction of the measured value)");
-  YAML::Node copy = YAML::Clone(f);
-  copy.remove("point");
-  const Params p = spec.resolve(copy, {file, where});
-  c.file = file;
-  c.label = label;
-  c.arm = p.get_string("arm");
-  c.metric = p.get_string("metric");
-  c.measured = p.get_double("measured");
-  c.simulated = arm_metric(c.metric).value(arm_of(run, c.arm, where));
-  c.relative = p.get_double("rel") >= 0;
-  c.tolerance = c.relative ? p.get_double("rel") : p.get_double("abs");
-  if (c.tolerance < 0) throw ScenarioError(file + ": " + where + ": give abs or rel");
-  c.error = c.relative ? (c.simulated - c.measured) / c.measured : c.simulated - c.measured;
-  c.ok = std::fabs(c.error) <= c.tolerance + 1e-12;
-  return c;
+          .real("abs", std::nan(""), "absolute tolerance (same unit as the metric)", 0)
+          .real("rel", std::nan(""), "relative tolerance (fraction of the measured value)", 0);
+  return spec;
 }
 
-// A shape of one arm's curve along a sweep of a single varied path (numeric values).
-FigureCheck shape_check(const YAML::Node& f, const std::string& where, const std::string& file,
-                        const SweepResult& sweep) {
-  const ParamSpec spec =
+const ParamSpec& shape_spec() {
+  static const ParamSpec spec =
       ParamSpec()
           .text("arm", "", "arm name")
           .text("metric", "", "an arm metric's name (fleetsim list metrics)")
           .real("peak_at", std::nan(""), "the varied value at which the measured curve peaks")
           .real("rising_at_end", std::nan(""),
                 "the measured change from the next-to-last point to the last (> 0)");
-  const Params p = spec.resolve(f, {file, where});
-  const bool peak = !std::isnan(p.get_double("peak_at"));
-  if (peak == !std::isnan(p.get_double("rising_at_end"))) {
-    throw ScenarioError(file + ": " + where + ": give one of peak_at or rising_at_end");
+  return spec;
+}
+
+std::vector<std::string> names_of(const ParamSpec& spec) {
+  std::vector<std::string> names;
+  for (const auto& d : spec.defs()) names.push_back(d.name);
+  return names;
+}
+
+void require(const YAML::Node& node, const YamlWhere& where,
+             const std::vector<std::string>& fields) {
+  for (const auto& f : fields) {
+    if (!node[f].IsDefined()) throw ScenarioError(where.at(node) + ": missing field '" + f + "'");
   }
-  if (sweep.points.size() < 2 || sweep.points.front().vary.size() != 1) {
-    throw ScenarioError(file + ": " + where +
-                        ": shapes need a sweep of one varied path with 2 or more points");
+}
+
+// A list field that may be left out (or left empty); anything else but a list is an error, not
+// something to skip.
+std::vector<YAML::Node> list_of(const YAML::Node& node, const YamlWhere& where,
+                                const std::string& expected) {
+  std::vector<YAML::Node> items;
+  if (!node.IsDefined() || node.IsNull()) return items;
+  if (!node.IsSequence()) throw ScenarioError(where.at(node) + ": expected a list of " + expected);
+  for (const auto& item : node) items.push_back(item);
+  return items;
+}
+
+const ArmMetric& metric_named(const Figure& f) {
+  const YAML::Node n = f.node["metric"];
+  try {
+    return arm_metric(f.params.get_string("metric"));
+  } catch (const UnknownNameError& e) {
+    throw ScenarioError(f.where.child("metric").at(n) + ": " + e.what());
   }
+}
+
+Figure read_figure(const YAML::Node& node, const YamlWhere& where, bool sweep) {
+  std::vector<std::string> fields = names_of(figure_spec());
+  if (sweep) fields.insert(fields.begin(), "point");
+  if (!node.IsMap()) {
+    throw ScenarioError(where.at(node) + ": expected a map {" + join(fields, ", ") + "}");
+  }
+  // Keys are checked on the node as written; `point` is not a parameter, so the spec resolves the
+  // other fields, which stay the parsed nodes (with their lines) rather than a clone.
+  check_keys(node, where, fields);
+  YAML::Node values(YAML::NodeType::Map);
+  for (const auto& kv : node) {
+    if (kv.first.Scalar() != "point") values[kv.first] = kv.second;
+  }
+  Figure f{where, node, figure_spec().resolve(values, where)};
+  require(node, where, {"arm", "metric", "measured"});
+  if (sweep) {
+    require(node, where, {"point"});
+    if (!node["point"].IsMap()) {
+      throw ScenarioError(where.child("point").at(node["point"]) +
+                          ": expected a map varied path -> value, e.g. {workload.streams: 4}");
+    }
+  }
+  const bool abs = node["abs"].IsDefined();
+  const bool rel = node["rel"].IsDefined();
+  if (abs == rel) {
+    throw ScenarioError(where.at(node) + ": give one of abs or rel" + (abs ? ", not both" : ""));
+  }
+  if (rel && f.params.get_double("measured") == 0) {
+    throw ScenarioError(where.child("rel").at(node["rel"]) +
+                        ": a relative tolerance needs a measured value other than 0; give abs");
+  }
+  f.metric = &metric_named(f);
+  return f;
+}
+
+Figure read_shape(const YAML::Node& node, const YamlWhere& where) {
+  if (!node.IsMap()) {
+    throw ScenarioError(where.at(node) + ": expected a map {" + join(names_of(shape_spec()), ", ") +
+                        "}");
+  }
+  Figure f{where, node, shape_spec().resolve(node, where)};
+  require(node, where, {"arm", "metric"});
+  if (node["peak_at"].IsDefined() == node["rising_at_end"].IsDefined()) {
+    throw ScenarioError(where.at(node) + ": give one of peak_at or rising_at_end");
+  }
+  f.metric = &metric_named(f);
+  return f;
+}
+
+Check read_check(const YAML::Node& node, const YamlWhere& where) {
+  check_keys(node, where, {"scenario", "sweep", "set", "figures", "shapes"});
+  Check c;
+  c.sweep = node["sweep"].IsDefined();
+  if (c.sweep == node["scenario"].IsDefined()) {
+    throw ScenarioError(where.at(node) + ": give one of scenario or sweep" +
+                        (c.sweep ? ", not both" : " (the scenario file to run)"));
+  }
+  const std::string target = c.sweep ? "sweep" : "scenario";
+  c.target_where = where.child(target);
+  c.target_node = node[target];
+  c.path = scalar_text(c.target_node, c.target_where, "the path of a scenario file");
+  if (c.path.empty()) {
+    throw ScenarioError(c.target_where.at(c.target_node) +
+                        ": expected the path of a scenario file");
+  }
+  const YamlWhere sw = where.child("set");
+  const std::vector<YAML::Node> sets =
+      list_of(node["set"], sw, "overrides PATH=VALUE, e.g. [fleet.pods=2]");
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const YamlWhere iw = sw.child(std::to_string(i));
+    const std::string s = scalar_text(sets[i], iw, "an override PATH=VALUE, e.g. fleet.pods=2");
+    if (s.find('=') == std::string::npos || s.front() == '=') {
+      throw ScenarioError(iw.at(sets[i]) + ": expected PATH=VALUE, e.g. fleet.pods=2, got '" + s +
+                          "'");
+    }
+    c.sets.push_back(s);
+  }
+  const YamlWhere fw = where.child("figures");
+  const std::vector<YAML::Node> figures =
+      list_of(node["figures"], fw, "figures {arm, metric, measured, abs or rel}");
+  for (size_t i = 0; i < figures.size(); ++i) {
+    c.figures.push_back(read_figure(figures[i], fw.child(std::to_string(i)), c.sweep));
+  }
+  if (node["shapes"].IsDefined() && !c.sweep) {
+    throw ScenarioError(where.child("shapes").at(node["shapes"]) +
+                        ": shapes need a sweep check (sweep: FILE), not a scenario");
+  }
+  const YamlWhere hw = where.child("shapes");
+  const std::vector<YAML::Node> shapes =
+      list_of(node["shapes"], hw, "shapes {arm, metric, peak_at or rising_at_end}");
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    c.shapes.push_back(read_shape(shapes[i], hw.child(std::to_string(i))));
+  }
+  if (!node["figures"].IsDefined() && !node["shapes"].IsDefined()) {
+    throw ScenarioError(where.at(node) + ": nothing to check; give figures" +
+                        (c.sweep ? " or shapes" : ""));
+  }
+  return c;
+}
+
+// Loading and running a scenario the check names: its errors keep their own text (which names
+// the scenario file), led by the place in the validation file that named it.
+template <typename Body>
+void referenced(const std::string& prefix, Body&& body) {
+  try {
+    body();
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.starts_with(prefix)) throw;
+    if (dynamic_cast<const TraceError*>(&e)) throw TraceError(prefix + what);
+    throw ScenarioError(prefix + what);
+  }
+}
+
+const ArmResult& arm_of(const RunResult& r, const Figure& f) {
+  const std::string& arm = f.params.get_string("arm");
+  std::vector<std::string> names;
+  for (const auto& a : r.arms) {
+    if (a.name == arm) return a;
+    names.push_back(a.name);
+  }
+  throw ScenarioError(f.where.child("arm").at(f.node["arm"]) + ": no arm '" + arm +
+                      "' in scenario " + r.scenario + "; arms: " + join(names, ", "));
+}
+
+FigureCheck check(const Figure& f, const std::string& label, const RunResult& run) {
   FigureCheck c;
-  c.file = file;
+  const Params& p = f.params;
+  c.file = f.where.file;
+  c.label = label;
   c.arm = p.get_string("arm");
   c.metric = p.get_string("metric");
-  const ArmMetric& metric = arm_metric(c.metric);
+  c.measured = p.get_double("measured");
+  c.simulated = f.metric->value(arm_of(run, f));
+  c.relative = !std::isnan(p.get_double("rel"));
+  c.tolerance = c.relative ? p.get_double("rel") : p.get_double("abs");
+  c.error = c.relative ? (c.simulated - c.measured) / c.measured : c.simulated - c.measured;
+  c.ok = std::fabs(c.error) <= c.tolerance + 1e-12;
+  return c;
+}
+
+// A varied value as the sweep holds it: scalars as written, anything else as flow YAML.
+std::string value_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << n;
+  return out.c_str();
+}
+
+std::string point_text(const SweepPoint& sp) {
+  std::string text;
+  for (const auto& [k, v] : sp.vary) text += (text.empty() ? "" : " ") + k + "=" + v;
+  return text;
+}
+
+// The sweep point a figure's `point:` names: a value for every varied path, and nothing else.
+const SweepPoint& point_of(const Figure& f, const SweepResult& sweep) {
+  const YAML::Node point = f.node["point"];
+  const YamlWhere pw = f.where.child("point");
+  std::vector<std::string> paths;
+  for (const auto& [k, v] : sweep.points.front().vary) paths.push_back(k);
+  check_keys(point, pw, paths);
+  for (const auto& k : paths) {
+    if (!point[k].IsDefined()) {
+      throw ScenarioError(pw.at(point) + ": missing field '" + k +
+                          "'; give a value for each varied path: " + join(paths, ", "));
+    }
+  }
+  for (const auto& sp : sweep.points) {
+    bool same = true;
+    for (const auto& [k, v] : sp.vary) same = same && value_text(point[k]) == v;
+    if (same) return sp;
+  }
+  std::vector<std::string> points;
+  for (const auto& sp : sweep.points) points.push_back(point_text(sp));
+  throw ScenarioError(pw.at(point) +
+                      ": no sweep point has these values; points: " + join(points, ", "));
+}
+
+// A shape of one arm's curve along a sweep of a single varied path (numeric values).
+FigureCheck shape_check(const Figure& f, const SweepResult& sweep) {
+  const Params& p = f.params;
+  const std::string where = f.where.at(f.node);
+  if (sweep.points.size() < 2 || sweep.points.front().vary.size() != 1) {
+    throw ScenarioError(where + ": shapes need a sweep of one varied path with 2 or more points");
+  }
+  FigureCheck c;
+  c.file = f.where.file;
+  c.arm = p.get_string("arm");
+  c.metric = p.get_string("metric");
   const std::string& path = sweep.points.front().vary.front().first;
   c.label = sweep.scenario + " " + path + " (curve)";
   std::vector<double> x;
@@ -88,12 +300,12 @@ FigureCheck shape_check(const YAML::Node& f, const std::string& where, const std
     try {
       x.push_back(std::stod(value));
     } catch (const std::exception&) {
-      throw ScenarioError(file + ": " + where + ": " + path + " = '" + value +
+      throw ScenarioError(where + ": " + path + " = '" + value +
                           "' is not a number; shapes need a numeric axis");
     }
-    y.push_back(metric.value(arm_of(sp.result, c.arm, where)));
+    y.push_back(f.metric->value(arm_of(sp.result, f)));
   }
-  if (peak) {
+  if (!std::isnan(p.get_double("peak_at"))) {
     c.rule = FigureCheck::Rule::kPeakAt;
     c.measured = p.get_double("peak_at");
     c.simulated = x[std::max_element(y.begin(), y.end()) - y.begin()];
@@ -149,53 +361,44 @@ bool ValidationReport::all_ok() const {
 
 ValidationReport validate(const std::vector<std::string>& files, int threads) {
   ValidationReport report;
+  std::vector<Check> checks;
   for (const auto& file : files) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(file);
-    } catch (const YAML::Exception& e) {
-      throw ScenarioError(file + ": " + e.what());
+    const YAML::Node root = load_yaml_file(file);
+    const YamlWhere w{file, ""};
+    check_keys(root, w, {"source", "checks"});
+    if (root["source"].IsDefined()) {
+      report.sources.push_back(
+          scalar_text(root["source"], w.child("source"), "a text naming the measurements"));
     }
-    if (root["source"].IsDefined()) report.sources.push_back(root["source"].as<std::string>());
-    const YAML::Node checks = root["checks"];
-    if (!checks.IsSequence()) throw ScenarioError(file + ": expected a list 'checks'");
-    for (size_t i = 0; i < checks.size(); ++i) {
-      const YAML::Node c = checks[i];
-      const std::string where = "checks." + std::to_string(i);
-      std::vector<std::string> sets;
-      for (const auto& s : c["set"]) sets.push_back(s.as<std::string>());
-      if (c["scenario"].IsDefined()) {
-        const std::string path = c["scenario"].as<std::string>();
-        const Scenario s = load_scenario(path, sets);
-        const RunResult run = run_scenario(s, threads);
-        std::string label = s.name;
-        for (const auto& x : sets) label += " " + x;
-        for (const auto& f : c["figures"])
-          report.figures.push_back(check(f, where, file, label, run));
-      } else if (c["sweep"].IsDefined()) {
-        const SweepResult sweep = run_sweep(c["sweep"].as<std::string>(), sets, {}, threads);
-        for (const auto& f : c["figures"]) {
-          const YAML::Node point = f["point"];
-          const SweepPoint* match = nullptr;
-          for (const auto& sp : sweep.points) {
-            bool same = point.IsMap();
-            for (const auto& [k, v] : sp.vary) {
-              same = same && point[k].IsDefined() && point[k].Scalar() == v;
-            }
-            if (same) match = &sp;
-          }
-          if (!match) throw ScenarioError(file + ": " + where + ": no sweep point matches");
-          std::string label = sweep.scenario;
-          for (const auto& [k, v] : match->vary) label += " " + k + "=" + v;
-          report.figures.push_back(check(f, where, file, label, match->result));
-        }
-        for (const auto& f : c["shapes"]) {
-          report.figures.push_back(shape_check(f, where, file, sweep));
-        }
-      } else {
-        throw ScenarioError(file + ": " + where + ": expected 'scenario' or 'sweep'");
-      }
+    const YamlWhere cw = w.child("checks");
+    if (!root["checks"].IsDefined()) throw ScenarioError(w.at(root) + ": missing field 'checks'");
+    const std::vector<YAML::Node> nodes =
+        list_of(root["checks"], cw, "checks {scenario or sweep, set, figures, shapes}");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      checks.push_back(read_check(nodes[i], cw.child(std::to_string(i))));
     }
+  }
+  for (const auto& c : checks) {
+    const std::string prefix = c.target_where.at(c.target_node) + ": ";
+    if (!c.sweep) {
+      std::string label;
+      RunResult run;
+      referenced(prefix, [&] {
+        const Scenario s = load_scenario(c.path, c.sets);
+        label = s.name;
+        run = run_scenario(s, threads);
+      });
+      for (const auto& x : c.sets) label += " " + x;
+      for (const auto& f : c.figures) report.figures.push_back(check(f, label, run));
+      continue;
+    }
+    SweepResult sweep;
+    referenced(prefix, [&] { sweep = run_sweep(c.path, c.sets, {}, threads); });
+    for (const auto& f : c.figures) {
+      const SweepPoint& match = point_of(f, sweep);
+      report.figures.push_back(check(f, sweep.scenario + " " + point_text(match), match.result));
+    }
+    for (const auto& f : c.shapes) report.figures.push_back(shape_check(f, sweep));
   }
   return report;
 }

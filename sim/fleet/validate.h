@@ -1,16 +1,20 @@
 // `fleetsim validate`: runs the validation scenarios and compares each simulated figure with its
 // measurement and tolerance. A validation file lists checks:
 //
-//   source: where the measurements come from
+//   source: where the measurements come from            # optional
 //   checks:
 //     - scenario: scenarios/x.yaml          # or sweep: scenarios/y.yaml (then `point:` per figure)
-//       set: [fleet.server.x=1]             # optional overrides
-//       figures:
+//       set: [fleet.server.x=1]             # optional overrides, a list of PATH=VALUE
+//       figures:                            # each: arm, metric, measured, and abs or rel
 //         - {arm: epp, metric: prefix_cache_reuse_pct, measured: 93.3, abs: 3}
 //         - {arm: epp, metric: warm_ttft_p50_ms, measured: 232, rel: 0.30}
 //       shapes:                             # sweeps of one varied path only
 //         - {arm: rr, metric: throughput_req_s, peak_at: 16}      # the highest point, measured
 //         - {arm: epp, metric: throughput_req_s, rising_at_end: 3.8}  # last minus next-to-last
+//
+// Every file is read and checked (fields, metric names, shapes of lists and maps) before any
+// scenario runs; errors are ScenarioErrors naming the file, line and field (checks.N.figures.M.x).
+// An error of a scenario a check names keeps its own text, after the check's file:line: field.
 #pragma once
 
 #include <nlohmann/json.hpp>
