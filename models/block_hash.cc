@@ -3,6 +3,8 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "sim/errors.h"
 
@@ -11,6 +13,12 @@ namespace fleetsim {
 std::int32_t total_tokens(std::span<const Segment> segments) {
   std::int64_t n = 0;
   for (const auto& s : segments) n += s.tokens;
+  // Each segment is at most 1e7 tokens, but a long history of them can pass 2^31 - 1.
+  if (n > std::numeric_limits<std::int32_t>::max()) {
+    throw ScenarioError("a prompt of " + std::to_string(n) +
+                        " tokens: longer than any model's context (shorten the workload's "
+                        "turns or token lengths)");
+  }
   return static_cast<std::int32_t>(n);
 }
 
