@@ -9,6 +9,7 @@
 
 #include "models/calibration_internal.h"
 #include "sim/errors.h"
+#include "sim/yaml_checks.h"
 
 namespace fleetsim {
 
@@ -168,14 +169,7 @@ CalibrationFile read_calibration_file(const std::string& path) {
 }
 
 CalibrationFile read_calibration_file(const std::string& path, const Params& base) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ScenarioError(path + ": cannot open the calibration file");
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
+  const YAML::Node root = load_yaml_file(path);  // file and line for bad YAML, duplicate keys
   const YamlWhere w{path, ""};
   if (!root.IsMap()) {
     throw ScenarioError(path +
