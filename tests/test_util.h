@@ -1,9 +1,36 @@
 // Helpers shared by the integration tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace fleetsim::testing {
+
+// Writes `text` to `path`; returns the path, for tests that build input files.
+inline std::string write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// A fixture with a fresh directory of its own per test (`prefix` + the test's name), removed
+// after the test.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (prefix_ + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
 
 // Absolute path of a file in the source tree (tests run from the build tree).
 inline std::string source_path(const std::string& rel) {

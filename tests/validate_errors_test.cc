@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "sim/errors.h"
 #include "sim/fleet/sweep.h"
@@ -15,10 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string write(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-  return p.string();
-}
+using testing::write_file;
 
 size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -26,24 +22,22 @@ size_t count_of(const std::string& text, const std::string& part) {
   return n;
 }
 
-class ValidateErrors : public ::testing::Test {
+class ValidateErrors : public testing::TempDirTest {
  protected:
+  ValidateErrors() : TempDirTest("fleetsim-validate-errors-") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-validate-errors-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-    scenario_ = write(dir_ / "small.yaml", testing::small_scenario_yaml("round_robin"));
-    sweep_ = write(dir_ / "sweep.yaml", testing::small_scenario_yaml("round_robin") +
+    TempDirTest::SetUp();
+    scenario_ = write_file(dir_ / "small.yaml", testing::small_scenario_yaml("round_robin"));
+    sweep_ =
+        write_file(dir_ / "sweep.yaml", testing::small_scenario_yaml("round_robin") +
                                             "sweep:\n  vary:\n    workload.concurrency: [1, 2]\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The ScenarioError that validating `text` (as checks.yaml) throws; it must name `where`
   // ("checks.yaml:LINE: path") and contain `what`.
   std::string expect_error(const std::string& text, const std::string& where,
                            const std::string& what = "") {
-    const std::string file = write(dir_ / "checks.yaml", text);
+    const std::string file = write_file(dir_ / "checks.yaml", text);
     try {
       validate({file}, 1);
     } catch (const ScenarioError& e) {
@@ -56,7 +50,6 @@ class ValidateErrors : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
   std::string scenario_;
   std::string sweep_;
 };
@@ -160,7 +153,7 @@ TEST_F(ValidateErrors, ScenarioErrorsNameTheCheck) {
   expect_error("checks:\n  - {scenario: [a], figures: []}\n", "2: checks.0.scenario",
                "expected the path of a scenario file");
   // The scenario's own error, with its file and line, once, after the check that named it.
-  const std::string bad = write(
+  const std::string bad = write_file(
       dir_ / "bad.yaml", testing::small_scenario_yaml("round_robin") + "sim: {horizon_s: -1}\n");
   const std::string msg = expect_error("checks:\n  - scenario: " + bad + "\n    figures: []\n",
                                        "2: checks.0.scenario: " + bad + ":", "sim.horizon_s");
@@ -169,11 +162,11 @@ TEST_F(ValidateErrors, ScenarioErrorsNameTheCheck) {
 
 TEST_F(ValidateErrors, ValidSweepFiguresStillMatchTheirPoint) {
   const std::string file =
-      write(dir_ / "checks.yaml",
-            "source: test\nchecks:\n  - sweep: " + sweep_ +
-                "\n    figures:\n"
-                "      - {point: {workload.concurrency: 2}, arm: a, metric: completed, "
-                "measured: 48, abs: 0}\n");
+      write_file(dir_ / "checks.yaml",
+                 "source: test\nchecks:\n  - sweep: " + sweep_ +
+                     "\n    figures:\n"
+                     "      - {point: {workload.concurrency: 2}, arm: a, metric: completed, "
+                     "measured: 48, abs: 0}\n");
   const ValidationReport r = validate({file}, 2);
   ASSERT_EQ(r.figures.size(), 1u);
   EXPECT_EQ(r.figures[0].label, "small workload.concurrency=2");
@@ -185,7 +178,7 @@ TEST(SweepGridErrors, APathOrValueGivenTwiceIsAnError) {
   const fs::path dir = fs::temp_directory_path() / "fleetsim-sweep-grid-errors";
   fs::create_directories(dir);
   const std::string scenario =
-      write(dir / "small.yaml", testing::small_scenario_yaml("round_robin"));
+      write_file(dir / "small.yaml", testing::small_scenario_yaml("round_robin"));
   auto error_of = [&](const std::vector<std::string>& sets, const std::vector<SweepAxis>& axes) {
     try {
       run_sweep(scenario, sets, axes, 1);

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "sim/errors.h"
 #include "sim/fleet/validate.h"
@@ -13,36 +12,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string write(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-  return p.string();
-}
+using testing::write_file;
 
 // More streams on one pod: throughput rises along 1, 2, 4.
 std::string sweep_scenario(const fs::path& dir, const std::string& vary) {
   std::string yaml = testing::small_scenario_yaml("round_robin");
   yaml += "sweep:\n  vary:\n" + vary;
-  return write(dir / "sweep.yaml", yaml);
+  return write_file(dir / "sweep.yaml", yaml);
 }
 
 ValidationReport run_checks(const fs::path& dir, const std::string& scenario,
                             const std::string& shapes) {
   const std::string file =
-      write(dir / "checks.yaml",
-            "checks:\n  - sweep: " + scenario + "\n    figures: []\n    shapes:\n" + shapes);
+      write_file(dir / "checks.yaml",
+                 "checks:\n  - sweep: " + scenario + "\n    figures: []\n    shapes:\n" + shapes);
   return validate({file}, 2);
 }
 
-class ValidateShapes : public ::testing::Test {
+class ValidateShapes : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-shapes-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  ValidateShapes() : TempDirTest("fleetsim-shapes-") {}
 };
 
 TEST_F(ValidateShapes, PeakAndRiseOfARisingCurve) {
