@@ -40,6 +40,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // far inside the simulated clock's ~31.7 years, with room for a gap many times the mean (a
 // Poisson or gamma tail); a rate of 1e-320 once made a gap that overflowed the clock.
 constexpr double kMinRate = 1e-6;
+// The highest: a mean gap of 1 us. Gaps are whole nanoseconds, so a rate near 1e9 would round
+// them to 0 and the clock would stop while arrivals pile up at one instant.
+constexpr double kMaxRate = 1e6;
 
 }  // namespace
 
@@ -61,6 +64,11 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
       fail("'" + item + "' is not time_s:rate");
     }
     if (t < 0 || r < 0) fail("negative time or rate '" + item + "'");
+    if (r > kMaxRate) {
+      std::ostringstream os;
+      os << "rate of '" << item << "' is above " << kMaxRate << " per second";
+      fail(os.str());
+    }
     if (r > 0 && r < kMinRate) {
       std::ostringstream os;
       os << "rate of '" << item << "' is below " << kMinRate
@@ -189,7 +197,7 @@ ParamSpec& add_arrival_params(ParamSpec& spec, double default_rate, const std::s
             "variation cv: burstier than Poisson when cv > 1), constant (evenly spaced)",
             {"poisson", "gamma", "constant"})
       .real("rate", default_rate, "mean " + unit + " per second (when rate_schedule is empty)",
-            kMinRate)
+            kMinRate, kMaxRate)
       .real("cv", 2.0, "gamma only: coefficient of variation of the gaps (1 = Poisson)", 1e-3, 100)
       .text("rate_schedule", "",
             "a rate that changes over time: 'time_s:rate, ...' points, linear between them, flat "
