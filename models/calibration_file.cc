@@ -176,13 +176,7 @@ CalibrationFile read_calibration_file(const std::string& path, const Params& bas
                         ": expected a calibration file (a map with cost_model and fit), "
                         "as `fleetsim calibrate --out` writes");
   }
-  for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
-    if (key != "cost_model" && key != "fit") {
-      throw ScenarioError(w.child(key).at(kv.first) +
-                          ": unknown field; valid fields: cost_model, fit");
-    }
-  }
+  check_keys(root, w, {"cost_model", "fit"});
   const YAML::Node cm = root["cost_model"];
   if (!cm.IsDefined() || cm.IsNull()) {
     throw ScenarioError(path +

@@ -34,11 +34,6 @@ YAML::Node require(const YAML::Node& parent, const std::string& key, const YamlW
   return n;
 }
 
-std::string scalar(const YAML::Node& n, const YamlWhere& where, const std::string& expected) {
-  if (!n.IsScalar()) throw ScenarioError(where.at(n) + ": expected " + expected);
-  return n.Scalar();
-}
-
 template <typename T>
 T number(const YAML::Node& n, const YamlWhere& where, const std::string& expected) {
   T v{};
@@ -112,7 +107,7 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
     }
     return inherited;
   }
-  const std::string name = scalar(v, w.child(key), is_gpu ? "a GPU name" : "a model name");
+  const std::string name = scalar_text(v, w.child(key), is_gpu ? "a GPU name" : "a model name");
   try {
     if (is_gpu) {
       find_gpu(name);
@@ -167,7 +162,7 @@ Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params&
   }
   const YamlWhere cw = w.child("calibration");
   const std::string value =
-      scalar(cal, cw, "the path of a file written by `fleetsim calibrate --out`");
+      scalar_text(cal, cw, "the path of a file written by `fleetsim calibrate --out`");
   CalibrationFile file;
   try {
     file = read_calibration_file(calibration_path(value, cw, cal), base);
@@ -205,7 +200,7 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     check_keys(n, pw, {"name", "pods", "pods_per_gpu", "gpu", "model", "server", "cost_model"});
     PoolSpec p;
     const YAML::Node name = require(n, "name", pw, "a pool name: letters, digits, '_' or '-'");
-    p.name = scalar(name, pw.child("name"), "a pool name");
+    p.name = scalar_text(name, pw.child("name"), "a pool name");
     if (!valid_pool_name(p.name)) {
       throw ScenarioError(pw.child("name").at(name) + ": '" + p.name +
                           "' is not a pool name; expected letters, digits, '_' or '-'");
@@ -352,8 +347,9 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
                   const FleetSpec& fleet) {
   check_keys(n, w, {"name", "policy", "params", "gateway"});
   ArmSpec a;
-  a.policy = scalar(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
-  a.name = n["name"].IsDefined() ? scalar(n["name"], w.child("name"), "a name") : a.policy;
+  a.policy =
+      scalar_text(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
+  a.name = n["name"].IsDefined() ? scalar_text(n["name"], w.child("name"), "a name") : a.policy;
   const auto& reg = PolicyRegistry::instance();
   if (!reg.contains(a.policy)) {
     throw ScenarioError(w.child("policy").at(n["policy"]) + ": unknown policy '" + a.policy +
@@ -412,9 +408,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
 
   Scenario s;
   s.file = label;
-  s.name = root["name"].IsDefined() ? scalar(root["name"], w.child("name"), "a name") : label;
+  s.name = root["name"].IsDefined() ? scalar_text(root["name"], w.child("name"), "a name") : label;
   if (root["description"].IsDefined()) {
-    s.description = scalar(root["description"], w.child("description"), "a text");
+    s.description = scalar_text(root["description"], w.child("description"), "a text");
   }
   s.seed = root["seed"].IsDefined()
                ? number<std::uint64_t>(root["seed"], w.child("seed"), "a non-negative integer")
@@ -426,8 +422,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   const YamlWhere ww = w.child("workload");
   if (!wl.IsMap()) throw ScenarioError(ww.at(wl) + ": expected a map");
   const auto& wreg = WorkloadRegistry::instance();
-  s.workload_type = scalar(require(wl, "type", ww, "one of: " + join(wreg.names(), ", ")),
-                           ww.child("type"), "a workload type");
+  s.workload_type = scalar_text(require(wl, "type", ww, "one of: " + join(wreg.names(), ", ")),
+                                ww.child("type"), "a workload type");
   if (!wreg.contains(s.workload_type)) {
     throw ScenarioError(ww.child("type").at(wl["type"]) + ": unknown workload '" + s.workload_type +
                         "'; valid workloads: " + join(wreg.names(), ", "));
@@ -492,7 +488,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     for (const auto& arm : m) {
       const std::string arm_name = arm.first.as<std::string>();
       if (arm_name == "source") {
-        s.measured_source = scalar(arm.second, mw.child("source"), "a text naming the source");
+        s.measured_source = scalar_text(arm.second, mw.child("source"), "a text naming the source");
         continue;
       }
       if (!names.count(arm_name)) {
