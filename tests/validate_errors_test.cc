@@ -2,6 +2,7 @@
 // nothing is skipped or collapsed without a word.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/errors.h"
@@ -201,6 +202,28 @@ TEST(SweepGridErrors, APathOrValueGivenTwiceIsAnError) {
       << set;
   const std::string point = error_of({}, {parse_vary("workload.conversations=[1, {a: 1}]")});
   EXPECT_NE(point.find("sweep point workload.conversations={a: 1}: "), std::string::npos) << point;
+  fs::remove_all(dir);
+}
+
+TEST(SweepGridErrors, ABadValueOfTheScenariosOwnGridNamesItsLine) {
+  const fs::path dir = fs::temp_directory_path() / "fleetsim-sweep-grid-lines";
+  fs::create_directories(dir);
+  const std::string base = testing::small_scenario_yaml("round_robin");
+  const std::string scenario =
+      write_file(dir / "small.yaml",
+                 base + "sweep:\n  vary:\n    workload.conversations:\n      - 2\n      - -3\n");
+  try {
+    run_sweep(scenario, {}, {}, 1);
+    ADD_FAILURE() << "a negative conversation count was accepted";
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    // The value -3 is the second list item, on the file's last line.
+    const std::string line = std::to_string(std::count(base.begin(), base.end(), '\n') + 5);
+    EXPECT_NE(what.find("sweep point workload.conversations=-3 (written at " + scenario + ":" +
+                        line + ")"),
+              std::string::npos)
+        << what;
+  }
   fs::remove_all(dir);
 }
 

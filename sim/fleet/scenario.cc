@@ -473,12 +473,16 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
                             ": expected a non-empty list of values");
       }
       std::vector<std::string> values;
+      std::vector<std::string> where;
+      const YamlWhere axis_where = sww.child("vary").child(key);
       for (const auto& v : kv.second) {
         YAML::Emitter out;
         out << YAML::Flow << v;
         values.emplace_back(out.c_str());
+        where.push_back(axis_where.child(std::to_string(values.size() - 1)).at(v));
       }
       s.sweep.emplace_back(key, std::move(values));
+      s.sweep_where.push_back(std::move(where));
     }
   }
 

@@ -69,6 +69,8 @@ struct Scenario {
   std::string measured_source;
   // The scenario's own grid (`sweep: {vary: {path: [values]}}`), for `fleetsim sweep`.
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
+  // Where each of those values is written ("file:line: sweep.vary.PATH[i]"), same shape.
+  std::vector<std::vector<std::string>> sweep_where;
 };
 
 // Loads a scenario file. `overrides` are "dotted.path=value" strings (--set).

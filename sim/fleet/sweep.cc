@@ -57,6 +57,24 @@ void check_axes(const std::string& path, bool own_grid, const std::vector<SweepA
   }
 }
 
+// " (values at file:line, ...)": where the scenario's own grid writes this point's values, so
+// a value the scenario refuses can be found in the file.
+std::string value_locations(const Scenario& base,
+                            const std::vector<std::pair<std::string, std::string>>& point) {
+  std::string text;
+  for (size_t a = 0; a < base.sweep.size() && a < base.sweep_where.size(); ++a) {
+    const auto& values = base.sweep[a].second;
+    for (const auto& [k, v] : point) {
+      if (k != base.sweep[a].first) continue;
+      const auto it = std::find(values.begin(), values.end(), v);
+      if (it == values.end()) continue;
+      const std::string& at = base.sweep_where[a][static_cast<size_t>(it - values.begin())];
+      text += (text.empty() ? "" : "; ") + at.substr(0, at.find(": "));
+    }
+  }
+  return text.empty() ? text : " (written at " + text + ")";
+}
+
 }  // namespace
 
 SweepAxis parse_vary(const std::string& text) {
@@ -122,7 +140,8 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
     try {
       sp.scenario = load_scenario(path, sets);
     } catch (const ScenarioError& e) {
-      throw ScenarioError("sweep point " + point_text(point) + ": " + e.what());
+      const std::string where = own_grid ? value_locations(base, point) : std::string();
+      throw ScenarioError("sweep point " + point_text(point) + where + ": " + e.what());
     }
     result.points.push_back(std::move(sp));
   }
