@@ -32,6 +32,7 @@ ConsistentHashPolicy::ConsistentHashPolicy(const Params& params, const PolicyCon
       balance_pct_(bounded ? std::llround(params.get_double("balance_factor") * 100.0) : 0),
       rule_(bounded && params.get_string("bound_rule") == "haproxy" ? BoundRule::kHaproxy
                                                                     : BoundRule::kCeil),
+      spill_least_loaded_(bounded && params.get_string("spill") == "least_loaded"),
       ring_(static_cast<int>(params.get_int("vnodes"))) {
   for (size_t i = 0; i < ctx.pod_names.size(); ++i) {
     ring_.add_pod(static_cast<int>(i), ctx.pod_names[i]);
@@ -185,9 +186,21 @@ int ConsistentHashPolicy::pick(const Request& request, std::span<const PodState>
     if (served[static_cast<size_t>(pod)] < bound(rule_, served_total, balance_pct_, n, rank)) {
       return pod;
     }
+    if (spill_least_loaded_) return least_loaded(candidates);
   }
   // No pod is eligible (impossible with c >= 1, since the bounds add up to more than the total).
   return first;
+}
+
+int ConsistentHashPolicy::least_loaded(std::span<const PodState> candidates) {
+  const PodState* best = &candidates.front();
+  for (const auto& pod : candidates) {
+    if (pod.inflight_requests < best->inflight_requests ||
+        (pod.inflight_requests == best->inflight_requests && pod.index < best->index)) {
+      best = &pod;
+    }
+  }
+  return best->index;
 }
 
 namespace {
@@ -213,7 +226,12 @@ const PolicyRegistrar kChwblRegistrar(
               "'ceil': bound = ceil((served_total + 1) x c / n) for every pod; 'haproxy': "
               "ceil((served_total + 1) x c) slots split in integers across the n pods in index "
               "order, as src/lb_chash.c chash_server_is_eligible does",
-              {"ceil", "haproxy"}),
+              {"ceil", "haproxy"})
+        .text("spill", "ring",
+              "where a request goes when its key's pod is at its bound: 'ring' = the next "
+              "eligible pod clockwise (HAProxy); 'least_loaded' = the pod with the fewest "
+              "requests in flight, lowest index on a tie (LoxiLB common/sockproxy_lb.c)",
+              {"ring", "least_loaded"}),
     [](const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
       return std::make_unique<ConsistentHashPolicy>(p, ctx, /*bounded=*/true);
     });

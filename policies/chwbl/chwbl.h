@@ -4,7 +4,8 @@
 //    either side (chash_get_server_hash compares the distance to the node before and after);
 //  * with bounded loads, the walk goes clockwise from there to the first pod that is eligible
 //    (chash_server_is_eligible), i.e. serves fewer requests than its share of
-//    (served_total + 1) x balance_factor. Mirrokni, Thorup, Zadimoghaddam, arXiv:1608.01350.
+//    (served_total + 1) x balance_factor. Mirrokni, Thorup, Zadimoghaddam, arXiv:1608.01350;
+//  * or (spill = least_loaded, LoxiLB's sockproxy) straight to the least-loaded pod instead.
 // Pods that are not candidates (down) are out of the ring, as HAProxy dequeues a down server's
 // nodes.
 #pragma once
@@ -67,11 +68,13 @@ class ConsistentHashPolicy : public RoutingPolicy {
 
  private:
   void ensure_on_ring(std::span<const PodState> candidates);
+  static int least_loaded(std::span<const PodState> candidates);
 
   bool bounded_;
   bool key_is_session_;
   std::int64_t balance_pct_;  // balance factor in percent, as HAProxy's hash-balance-factor
   BoundRule rule_;
+  bool spill_least_loaded_;  // at the bound: the least-loaded pod, not the next on the ring
   HashRing ring_;
   int next_rr_ = 0;  // round-robin fallback when the session key is absent
 };

@@ -115,6 +115,31 @@ TEST(ChwblTest, WalksToTheNextEligiblePod) {
   EXPECT_EQ(p.pick(r, three_pods(loads[0], loads[1], loads[2]), {}), order[2]);
 }
 
+TEST(ChwblTest, SpillsToTheLeastLoadedPodWhenAsked) {
+  Params params = params_for("chwbl");
+  params.set("spill", std::string("least_loaded"));
+  params.set("balance_factor", 1.75);
+  ConsistentHashPolicy p(params, ctx3(), /*bounded=*/true);
+  const Request r = request_with_prefix(11);
+  const auto order = p.walk(p.key_hash(r), three_pods());
+  ASSERT_EQ(order.size(), 3u);
+  // Key's pod serves 5 of 8: bound ceil(9 x 1.75 / 3) = 6, 5 < 6 -> kept.
+  std::int32_t loads[3] = {0, 0, 0};
+  loads[order[0]] = 5;
+  loads[order[1]] = 1;
+  loads[order[2]] = 2;
+  EXPECT_EQ(p.pick(r, three_pods(loads[0], loads[1], loads[2]), {}), order[0]);
+  // Serving 6 of 9: bound ceil(10 x 1.75 / 3) = 6 -> over. The ring's next pod would be
+  // order[1]; least_loaded takes the pod serving fewer, whichever it is.
+  loads[order[0]] = 6;
+  loads[order[1]] = 2;
+  loads[order[2]] = 1;
+  EXPECT_EQ(p.pick(r, three_pods(loads[0], loads[1], loads[2]), {}), order[2]);
+  // A tie goes to the lower pod index.
+  loads[order[1]] = 1;
+  EXPECT_EQ(p.pick(r, three_pods(loads[0], loads[1], loads[2]), {}), std::min(order[1], order[2]));
+}
+
 TEST(ChwblTest, DownPodLeavesTheRing) {
   ConsistentHashPolicy p(params_for("chwbl"), ctx3(), /*bounded=*/true);
   const Request r = request_with_prefix(9);
