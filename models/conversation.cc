@@ -23,6 +23,7 @@ ConversationShape conversation_shape_from(const Params& p) {
   shape.question_tokens = p.get_distribution_ptr("question_tokens");
   shape.answer_tokens = p.get_distribution_ptr("answer_tokens");
   shape.template_tokens_per_turn = static_cast<std::int32_t>(p.get_int("template_tokens_per_turn"));
+  shape.lengths_per_conversation = p.get_string("lengths_per") == "conversation";
   // A chat may have no system prompt, but each turn asks something and gets an answer of at
   // least one token (a prompt of only template tokens, or none, is no request).
   require_tokens(*shape.system_prompt_tokens, "workload.system_prompt_tokens", 0);
@@ -74,9 +75,12 @@ Request Conversation::make_turn_request() {
   ++turn_;
   const auto conv = static_cast<std::uint64_t>(id_);
   const auto turn = static_cast<std::uint64_t>(turn_);
-  const std::int32_t q =
-      sample_tokens(*shape_->question_tokens, rng_) + shape_->template_tokens_per_turn;
-  const std::int32_t a = sample_tokens(*shape_->answer_tokens, rng_);
+  if (turn_ == 1 || !shape_->lengths_per_conversation) {
+    question_tokens_ = sample_tokens(*shape_->question_tokens, rng_);
+    answer_tokens_ = sample_tokens(*shape_->answer_tokens, rng_);
+  }
+  const std::int32_t q = question_tokens_ + shape_->template_tokens_per_turn;
+  const std::int32_t a = answer_tokens_;
   history_.push_back(Segment{content_id(kQuestion, conv, turn), q});
   pending_answer_ = Segment{content_id(kAnswer, conv, turn), a};
 
@@ -93,5 +97,14 @@ Request Conversation::make_turn_request() {
 }
 
 void Conversation::complete_turn() { history_.push_back(pending_answer_); }
+
+ParamSpec& add_lengths_per_param(ParamSpec& spec) {
+  return spec.text("lengths_per", "turn",
+                   "when question_tokens and answer_tokens are drawn: 'turn' = afresh every turn; "
+                   "'conversation' = once, kept for every turn (guidellm's synthetic data: one "
+                   "prompt_tokens and output_tokens per conversation, data/deserializers/"
+                   "synthetic.py)",
+                   {"turn", "conversation"});
+}
 
 }  // namespace fleetsim

@@ -21,10 +21,13 @@ struct ConversationShape {
   DistributionPtr question_tokens;
   DistributionPtr answer_tokens;
   std::int32_t template_tokens_per_turn = 0;  // chat-template tokens wrapping each exchange
+  // Draw the question and answer lengths once per conversation and keep them every turn, as
+  // guidellm's synthetic data does (one prompt_tokens and output_tokens per row); else per turn.
+  bool lengths_per_conversation = false;
 };
 
 // The shape from a workload's parameters (system_prompt_tokens, shared_system_prompt,
-// system_prompt_pool, question_tokens, answer_tokens, template_tokens_per_turn).
+// system_prompt_pool, question_tokens, answer_tokens, template_tokens_per_turn, lengths_per).
 ConversationShape conversation_shape_from(const Params& p);
 
 // Stable content ids: the same (kind, conversation, turn) always names the same text.
@@ -52,6 +55,11 @@ class Conversation {
   std::int32_t turn_ = 0;
   std::vector<Segment> history_;
   Segment pending_answer_{};
+  std::int32_t question_tokens_ = 0;  // this turn's lengths (kept when drawn per conversation)
+  std::int32_t answer_tokens_ = 0;
 };
+
+// The `lengths_per` parameter of the chat workloads, with its help text.
+ParamSpec& add_lengths_per_param(ParamSpec& spec);
 
 }  // namespace fleetsim

@@ -286,3 +286,39 @@ TEST(ConversationTenants, EachTenantSharesItsOwnSystemPrompt) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// The question (the prompt's last segment) and answer lengths of each of `turns` turns.
+std::vector<std::pair<std::int32_t, std::int32_t>> turn_lengths(Conversation& c, int turns) {
+  std::vector<std::pair<std::int32_t, std::int32_t>> out;
+  for (int t = 0; t < turns; ++t) {
+    const Request r = c.make_turn_request();
+    out.emplace_back(r.prompt.back().tokens, r.output_tokens);
+    c.complete_turn();
+  }
+  return out;
+}
+
+TEST(Conversation, LengthsDrawnPerConversationStayTheSameEveryTurn) {
+  ConversationShape per_turn = random_shape(false);
+  ConversationShape per_conversation = random_shape(false);
+  per_conversation.lengths_per_conversation = true;
+  std::set<std::pair<std::int32_t, std::int32_t>> first_turns;
+  for (std::int64_t id = 0; id < 20; ++id) {
+    Conversation fixed(id, per_conversation, 5);
+    const auto lengths = turn_lengths(fixed, 6);
+    for (const auto& l : lengths) EXPECT_EQ(l, lengths.front()) << "conversation " << id;
+    first_turns.insert(lengths.front());
+    // The first turn draws what a per-turn conversation draws first; later turns differ there.
+    Conversation fresh(id, per_turn, 5);
+    const auto drawn = turn_lengths(fresh, 6);
+    EXPECT_EQ(drawn.front(), lengths.front());
+    EXPECT_GT(std::set(drawn.begin(), drawn.end()).size(), 1u) << "conversation " << id;
+  }
+  EXPECT_GT(first_turns.size(), 10u);  // conversations still differ from each other
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -98,42 +98,48 @@ class ChatClient : public Workload {
   std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
 };
 
+ParamSpec chat_spec() {
+  ParamSpec spec =
+      ParamSpec()
+          .integer("conversations", 40, "number of conversations", 1)
+          .integer("turns", 15, "turns per conversation", 1)
+          .integer("concurrency", 16, "conversations in flight at once", 1)
+          .distribution("system_prompt_tokens", constant_distribution(2000),
+                        "system prompt length in tokens")
+          .boolean("shared_system_prompt", false,
+                   "one system prompt for every conversation (else unique per conversation)")
+          .integer("system_prompt_pool", 0,
+                   "draw each conversation's system prompt, with replacement, from this many "
+                   "prompts (guidellm's prefix_count: some conversations then share one); 0 = "
+                   "unique each",
+                   0)
+          .distribution("question_tokens", constant_distribution(100),
+                        "tokens of each user question")
+          .distribution("answer_tokens", constant_distribution(100),
+                        "tokens the model generates per turn (max_tokens reached)")
+          .integer("template_tokens_per_turn", 10,
+                   "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
+                   kMaxTokens)
+          .distribution("think_time_ms", constant_distribution(0),
+                        "client delay between a reply and the next turn")
+          .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
+          .text("tenants", "",
+                "per-tenant mix 'name:weight, ...': each conversation belongs to a tenant drawn "
+                "by weight; with shared_system_prompt, each tenant has its own shared prompt "
+                "(e.g. 'support:0.6, coding:0.3, legal:0.1'); empty = one anonymous tenant")
+          .text("tier_mix", "",
+                "tier hint of each conversation (every turn carries it), drawn per conversation "
+                "from 'name:weight, ...' (e.g. 'small:0.7, big:0.3') for tier routing; empty = no "
+                "hint")
+          .boolean("stop_conversation_on_error", false,
+                   "abandon a conversation whose turn failed (else it goes on)");
+  return add_lengths_per_param(spec);
+}
+
 const WorkloadRegistrar kRegistrar(
     "multi_turn_chat",
     "closed-loop multi-turn chats: N conversations of T turns, C in flight, history resent",
-    ParamSpec()
-        .integer("conversations", 40, "number of conversations", 1)
-        .integer("turns", 15, "turns per conversation", 1)
-        .integer("concurrency", 16, "conversations in flight at once", 1)
-        .distribution("system_prompt_tokens", constant_distribution(2000),
-                      "system prompt length in tokens")
-        .boolean("shared_system_prompt", false,
-                 "one system prompt for every conversation (else unique per conversation)")
-        .integer("system_prompt_pool", 0,
-                 "draw each conversation's system prompt, with replacement, from this many "
-                 "prompts (guidellm's prefix_count: some conversations then share one); 0 = "
-                 "unique each",
-                 0)
-        .distribution("question_tokens", constant_distribution(100), "tokens of each user question")
-        .distribution("answer_tokens", constant_distribution(100),
-                      "tokens the model generates per turn (max_tokens reached)")
-        .integer("template_tokens_per_turn", 10,
-                 "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
-                 kMaxTokens)
-        .distribution("think_time_ms", constant_distribution(0),
-                      "client delay between a reply and the next turn")
-        .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
-        .text("tenants", "",
-              "per-tenant mix 'name:weight, ...': each conversation belongs to a tenant drawn "
-              "by weight; with shared_system_prompt, each tenant has its own shared prompt "
-              "(e.g. 'support:0.6, coding:0.3, legal:0.1'); empty = one anonymous tenant")
-        .text("tier_mix", "",
-              "tier hint of each conversation (every turn carries it), drawn per conversation "
-              "from 'name:weight, ...' (e.g. 'small:0.7, big:0.3') for tier routing; empty = no "
-              "hint")
-        .boolean("stop_conversation_on_error", false,
-                 "abandon a conversation whose turn failed (else it goes on)"),
-    [](const Params& p, const WorkloadContext& ctx) {
+    chat_spec(), [](const Params& p, const WorkloadContext& ctx) {
       return std::make_unique<ChatClient>(p, ctx);
     });
 

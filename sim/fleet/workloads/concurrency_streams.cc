@@ -134,6 +134,7 @@ ParamSpec streams_spec() {
       .distribution("think_time_ms", constant_distribution(0),
                     "delay between a completion and the stream's next request")
       .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0);
+  add_lengths_per_param(spec);
   add_tag_params(spec);
   return spec;
 }
