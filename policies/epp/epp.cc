@@ -60,7 +60,10 @@ EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
       release_by_ttl_(params.get_string("inflight_release") == "ttl"),
       request_timeout_(ms_to_ns(1000.0 * params.get_double("request_timeout_s"))),
       booked_(ctx.pod_names.size()),
-      booked_tokens_(ctx.pod_names.size(), 0) {
+      booked_tokens_(ctx.pod_names.size(), 0),
+      estimate_like_gie_(params.get_string("token_estimator") == "gie"),
+      chars_per_token_(params.get_double("chars_per_token")),
+      estimated_tokens_(ctx.pod_names.size(), 0) {
   const EppPluginArgs args{&params, &ctx};
   for (const auto& name : split_epp_list(params.get_string("filters"))) {
     filters_.push_back(make_epp_filter(name, args));
@@ -151,11 +154,31 @@ std::span<const PodState> EppPolicy::booked_view(std::span<const PodState> candi
   return view_;
 }
 
+std::span<const PodState> EppPolicy::estimated_view(std::span<const PodState> candidates) {
+  view_.assign(candidates.begin(), candidates.end());
+  for (auto& pod : view_) {
+    const auto i = static_cast<size_t>(pod.index);
+    pod.inflight_tokens = i < estimated_tokens_.size() ? estimated_tokens_[i] : 0;
+  }
+  return view_;
+}
+
+std::int64_t EppPolicy::estimate_tokens(const Request& request) const {
+  if (!estimate_like_gie_) return request.prompt_tokens + request.output_tokens;
+  // GIE inflightload/token_estimator.go: input = max(request bytes / 4, 1) with the prompt's
+  // characters standing for the body's bytes; output = round(input x 1.5).
+  const auto input = std::max<std::int64_t>(
+      1,
+      static_cast<std::int64_t>(static_cast<double>(request.prompt_tokens) * chars_per_token_) / 4);
+  return input + std::llround(static_cast<double>(input) * 1.5);
+}
+
 int EppPolicy::pick(const Request& request, std::span<const PodState> live,
                     const RouteContext& ctx) {
   if (live.empty()) return -1;
   last_pick_ = ctx.now;
-  const std::span<const PodState> candidates = release_by_ttl_ ? booked_view(live, ctx.now) : live;
+  const std::span<const PodState> candidates =
+      release_by_ttl_ ? booked_view(live, ctx.now) : estimated_view(live);
   const EppCycle cycle = make_cycle(request, candidates);
   const Scored scored = run_pipeline(cycle, filters_, scorers_);
   if (scored.kept.empty()) return -1;  // a filter removed every pod: the EPP has no answer
@@ -191,14 +214,24 @@ void EppPolicy::on_dispatched(const Request& request, int pod) {
     for (std::int32_t m : index_.match(prefix_hashes(request))) cold = cold && m == 0;
   }
   for (auto& [scorer, weight] : scorers_) scorer->dispatched(pod, cold);
+  const std::int64_t tokens = estimate_tokens(request);
   if (release_by_ttl_) {
-    const std::int64_t tokens = request.prompt_tokens + request.output_tokens;
     booked_[static_cast<size_t>(pod)].push_back({last_pick_, tokens});
     booked_tokens_[static_cast<size_t>(pod)] += tokens;
+  } else {
+    if (static_cast<size_t>(pod) >= estimated_tokens_.size()) {
+      estimated_tokens_.resize(static_cast<size_t>(pod) + 1, 0);
+    }
+    estimated_tokens_[static_cast<size_t>(pod)] += tokens;
   }
   if (precise_) return;
   const std::vector<BlockHash> hashes = prefix_hashes(request);
   index_.add(pod, hashes);
+}
+
+void EppPolicy::on_finished(const Request& request, int pod) {
+  if (release_by_ttl_ || pod < 0 || static_cast<size_t>(pod) >= estimated_tokens_.size()) return;
+  estimated_tokens_[static_cast<size_t>(pod)] -= estimate_tokens(request);
 }
 
 namespace {
@@ -279,6 +312,12 @@ ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
             "inflight_release = ttl: how long a dispatched request counts as in flight "
             "(llm-d active_request.go defaultRequestTimeout, 2 minutes)",
             0.001, 1e9)
+      .text("token_estimator", "gie",
+            "how the EPP counts a request's in-flight tokens (token-load scorer, TTFT gate): gie "
+            "= GIE's SimpleTokenEstimator, prompt characters / 4 plus 1.5x that for the output "
+            "(inflightload/token_estimator.go); exact = the prompt's tokens plus the tokens "
+            "actually generated",
+            {"gie", "exact"})
       .integer("token_load_capacity", 4194304,
                "token-load-scorer: in-flight tokens at which the score reaches 0 "
                "(queueThresholdTokens)",

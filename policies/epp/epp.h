@@ -1,6 +1,7 @@
 // The Endpoint Picker (EPP) of the Gateway API Inference Extension (GIE) / llm-d inference
-// scheduler, as one routing policy: producers (the approximate prefix index; in-flight load comes
-// from PodState, which the gateway fills) -> filters -> weighted scorers -> picker.
+// scheduler, as one routing policy: producers (the approximate prefix index; the in-flight load:
+// request counts from PodState, which the gateway fills, tokens as the EPP estimates them) ->
+// filters -> weighted scorers -> picker.
 #pragma once
 
 #include <deque>
@@ -25,6 +26,12 @@ class EppPolicy : public RoutingPolicy {
            const RouteContext& ctx) override;
   // GIE writes the index in PreRequest, for the pod the request is sent to.
   void on_dispatched(const Request& request, int pod) override;
+  // The inflight-load-producer drops a request when its response ends (ResponseBody hook).
+  void on_finished(const Request& request, int pod) override;
+  // The tokens the inflight-load-producer books for a request: GIE's SimpleTokenEstimator
+  // (body bytes / 4 for the input, plus 1.5 times that for the output), or the exact prompt +
+  // output tokens.
+  std::int64_t estimate_tokens(const Request& request) const;
   // prefix_source: precise (llm-d's precise-prefix-cache scorer): the pods' true cache state,
   // from their KV events, instead of the approximate index.
   bool wants_kv_events() const override { return precise_; }
@@ -47,6 +54,9 @@ class EppPolicy : public RoutingPolicy {
   // inflight_release = ttl: the candidates with the in-flight load this EPP booked itself in
   // the last request_timeout, in place of the gateway's live counts.
   std::span<const PodState> booked_view(std::span<const PodState> candidates, TimeNs now);
+  // inflight_release = end_of_stream: the gateway's live request counts, with the tokens this
+  // EPP booked (its own estimate) in place of the exact ones.
+  std::span<const PodState> estimated_view(std::span<const PodState> candidates);
 
   struct Booking {
     TimeNs at;
@@ -68,6 +78,9 @@ class EppPolicy : public RoutingPolicy {
   std::vector<std::deque<Booking>> booked_;  // per pod, oldest first
   std::vector<std::int64_t> booked_tokens_;  // per pod, sum over booked_
   std::vector<PodState> view_;
+  bool estimate_like_gie_ = true;
+  double chars_per_token_ = 4.0;
+  std::vector<std::int64_t> estimated_tokens_;  // per pod, end_of_stream mode
 };
 
 // Splits "a, b,c" into names; "" and "none" give an empty list.

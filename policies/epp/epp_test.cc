@@ -398,3 +398,39 @@ TEST(EppTest, EndOfStreamReleaseReadsTheGatewaysLiveCounts) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+TEST(EppTest, InflightTokensAreEstimatedAsGieDoes) {
+  Params p = epp_params();
+  EppPolicy gie(p, ctx3());
+  const Request r = turn({{300, 1000}, {301, 200}});  // 1,200 prompt tokens, 16 generated
+  // 1,200 tokens x 4 characters / 4 bytes = 1,200 input tokens, + 1.5 x 1,200 for the output.
+  EXPECT_EQ(gie.estimate_tokens(r), 3000);
+  p.set("chars_per_token", 5.0);
+  EXPECT_EQ(EppPolicy(p, ctx3()).estimate_tokens(r), 1500 + 2250);
+  p.set("token_estimator", std::string("exact"));
+  EXPECT_EQ(EppPolicy(p, ctx3()).estimate_tokens(r), 1200 + 16);
+}
+
+TEST(EppTest, EstimatedTokensDriveTheTokenLoadScoreUntilTheResponseEnds) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("token-load-scorer"));
+  p.set("token_load_capacity", static_cast<std::int64_t>(30000));
+  EppPolicy epp(p, ctx3());
+  const auto pods = three_pods();  // the gateway's exact counts: all zero
+  const Request big = turn({{400, 4000}});
+  epp.on_dispatched(big, 0);  // books 10,000 estimated tokens on pod 0
+  // The gateway's counts say every pod is idle; the EPP's own booking steers away from pod 0.
+  RouteContext ctx;
+  for (int i = 0; i < 5; ++i) EXPECT_NE(epp.pick(big, pods, ctx), 0);
+  epp.on_finished(big, 0);
+  int zero = 0;
+  for (int i = 0; i < 60; ++i) zero += epp.pick(big, pods, ctx) == 0 ? 1 : 0;
+  EXPECT_GT(zero, 5);  // released: pod 0 ties with the others again
+}
+
+}  // namespace
+}  // namespace fleetsim
