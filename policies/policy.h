@@ -39,6 +39,9 @@ struct PolicyContext {
   // one pool, "default", holding every pod (a fleet without fleet.pools).
   std::vector<std::string> pools;
   std::vector<std::int32_t> pod_pools;
+  // Each pod's KV capacity in blocks of engine_block_size tokens, by pod index (what vLLM
+  // exports as cache_config_info num_gpu_blocks). Empty when unknown.
+  std::vector<std::int64_t> pod_kv_blocks;
 
   std::vector<std::string> pool_names() const {
     return pools.empty() ? std::vector<std::string>{"default"} : pools;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "models/block_hash.h"
 #include "sim/errors.h"
@@ -34,8 +35,15 @@ std::vector<BlockHash> prompt_prefix_hashes(const Request& request, std::int32_t
   return chain;
 }
 
-ApproxPrefixIndex::ApproxPrefixIndex(std::int64_t capacity_per_pod) : capacity_(capacity_per_pod) {
+ApproxPrefixIndex::ApproxPrefixIndex(std::int64_t capacity_per_pod,
+                                     std::vector<std::int64_t> per_pod)
+    : capacity_(capacity_per_pod), per_pod_(std::move(per_pod)) {
   if (capacity_ <= 0) throw InternalError("prefix index capacity must be positive");
+}
+
+std::int64_t ApproxPrefixIndex::capacity(int pod) const {
+  const auto i = static_cast<size_t>(pod);
+  return i < per_pod_.size() && per_pod_[i] > 0 ? per_pod_[i] : capacity_;
 }
 
 ApproxPrefixIndex::PodLru& ApproxPrefixIndex::lru_for(int pod) {
@@ -63,7 +71,7 @@ void ApproxPrefixIndex::add(int pod, std::span<const BlockHash> hashes) {
     lru.order.push_back(h);
     lru.where.emplace(h, std::prev(lru.order.end()));
     hash_to_pods_[h].push_back(pod);
-    if (static_cast<std::int64_t>(lru.order.size()) > capacity_) {
+    if (static_cast<std::int64_t>(lru.order.size()) > capacity(pod)) {
       const BlockHash victim = lru.order.front();
       lru.order.pop_front();
       lru.where.erase(victim);

@@ -29,7 +29,8 @@ std::vector<BlockHash> prompt_prefix_hashes(const Request& request, std::int32_t
 
 class ApproxPrefixIndex {
  public:
-  explicit ApproxPrefixIndex(std::int64_t capacity_per_pod);
+  // `per_pod[i]` > 0 overrides the capacity of pod i (GIE's autoTune: the pod's KV blocks).
+  explicit ApproxPrefixIndex(std::int64_t capacity_per_pod, std::vector<std::int64_t> per_pod = {});
 
   // Records that `pod` was sent `hashes`: each is inserted (or refreshed) in order, so the last
   // block is the most recent and a full LRU evicts a prompt's leading blocks first, as the
@@ -44,6 +45,7 @@ class ApproxPrefixIndex {
   bool contains(int pod, BlockHash hash) const;
   std::int64_t size(int pod) const;
   std::int64_t capacity() const { return capacity_; }
+  std::int64_t capacity(int pod) const;
   // Forgets a pod (GIE drops pods that left the pool on a periodic sweep).
   void remove_pod(int pod);
 
@@ -56,6 +58,7 @@ class ApproxPrefixIndex {
   void unlink(int pod, BlockHash hash);
 
   std::int64_t capacity_;
+  std::vector<std::int64_t> per_pod_;
   std::vector<PodLru> pods_;  // by pod index
   std::unordered_map<BlockHash, std::vector<int>> hash_to_pods_;
 };

@@ -50,11 +50,37 @@ std::vector<std::pair<std::string, double>> parse_weighted_scorers(const std::st
   return out;
 }
 
+namespace {
+
+// GIE's defaultLRUCapacityPerServer, used when the capacity is neither set nor known.
+constexpr std::int64_t kDefaultLruCapacity = 31250;
+
+std::int64_t lru_capacity(const Params& params) {
+  const std::int64_t set = params.get_int("lru_capacity_per_server");
+  return set > 0 ? set : kDefaultLruCapacity;
+}
+
+// autoTune (approximateprefix makeserver): a pod's index holds as many entries as the pod has
+// KV blocks. Entries are blocks of the index's own size, so the pod's capacity is converted
+// when the two block sizes differ.
+std::vector<std::int64_t> lru_capacities(const Params& params, const PolicyContext& ctx) {
+  if (params.get_int("lru_capacity_per_server") > 0) return {};
+  const std::int32_t index_block =
+      epp_block_tokens(params.get_int("block_size_chars"), params.get_double("chars_per_token"));
+  std::vector<std::int64_t> out;
+  for (const std::int64_t blocks : ctx.pod_kv_blocks) {
+    out.push_back(std::max<std::int64_t>(1, blocks * ctx.engine_block_size / index_block));
+  }
+  return out;
+}
+
+}  // namespace
+
 EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
     : block_tokens_(epp_block_tokens(params.get_int("block_size_chars"),
                                      params.get_double("chars_per_token"))),
       max_blocks_(static_cast<std::int32_t>(params.get_int("max_prefix_blocks"))),
-      index_(params.get_int("lru_capacity_per_server")),
+      index_(lru_capacity(params), lru_capacities(params, ctx)),
       precise_(params.get_string("prefix_source") == "precise"),
       cached_(ctx.pod_names.size()),
       release_by_ttl_(params.get_string("inflight_release") == "ttl"),
@@ -238,11 +264,11 @@ namespace {
 
 // Defaults = the profile of the measured deployment (shared/validation/measured-3pod-a100.yaml):
 // prefix-cache-affinity-filter, then token-load-scorer + active-request-scorer (weight 1 each),
-// then the max-score picker. The prefix index defaults are GIE's
-// pkg/epp/scheduling/framework/plugins/multi/prefix/plugin.go (DefaultBlockSize / hashBlockSize =
-// 64 characters at ~4 characters per token, maxPrefixBlocksToMatch = 256,
-// lruCapacityPerServer = 31250), i.e. the character-block prefix plugin of the GIE v0.x-v1.x
-// line before blocks were counted in tokens. The filter defaults are those of
+// then the max-score picker. The prefix index defaults are those of GIE's
+// approx-prefix-cache-producer (pkg/epp/framework/plugins/requestcontrol/dataproducer/
+// approximateprefix: blocks of 16 tokens at 4 characters a token = 64 characters,
+// maxPrefixBlocksToMatch = 256, autoTune on, so each pod's LRU holds as many entries as the pod
+// has KV blocks; 31250 when that is unknown). The filter defaults are those of
 // pkg/epp/framework/plugins/scheduling/filter/prefixcacheaffinity (affinityThreshold 0.80,
 // explorationProbability 0.01, maxTTFTPenaltyMs 5000) with llm-d's peakPrefillThroughput default
 // 15928; the token-load default is tokenload/token_load.go (4194304 tokens).
@@ -278,8 +304,11 @@ ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
                "load-aware-scorer: waiting requests at which a pod scores 0 (llm-d "
                "QueueThresholdDefault)",
                1, 1e9)
-      .integer("lru_capacity_per_server", 31250,
-               "blocks the index remembers per pod, LRU (GIE lruCapacityPerServer)", 1, 1e12)
+      .integer("lru_capacity_per_server", 0,
+               "blocks the index remembers per pod, LRU (GIE lruCapacityPerServer); 0 = autoTune "
+               "(GIE's default): each pod's own KV capacity in blocks, as its vLLM metrics report "
+               "it, or 31250 when unknown",
+               0, 1e12)
       .text("prefix_source", "approximate",
             "where prefix scores come from: approximate (an index of routed prompts written at "
             "dispatch, GIE's prefix plugin) or precise (each pod's true cache from its KV events, "

@@ -277,7 +277,26 @@ TEST(EppTest, RegisteredWithEveryParameterDocumented) {
   for (const auto& d : entry.spec.defs()) EXPECT_FALSE(d.help.empty()) << d.name;
   EXPECT_TRUE(entry.spec.has("lru_capacity_per_server"));
   EXPECT_EQ(std::get<std::int64_t>(entry.spec.defaults().values().at("lru_capacity_per_server")),
-            31250);
+            0);  // autoTune
+}
+
+TEST(EppTest, AutoTunedIndexHoldsAsManyBlocksAsEachPodsKvCache) {
+  PolicyContext ctx = ctx3();
+  ctx.pod_kv_blocks = {40, 40, 1000};
+  EppPolicy epp(epp_params(), ctx);
+  EXPECT_EQ(epp.index().capacity(0), 40);
+  EXPECT_EQ(epp.index().capacity(2), 1000);
+  // A 100-block prompt on pod 0 keeps only its last 40 blocks; pod 2 keeps all of them.
+  const Request r = turn({{500, 1600}});
+  epp.on_dispatched(r, 0);
+  epp.on_dispatched(r, 2);
+  EXPECT_EQ(epp.index().size(0), 40);
+  EXPECT_EQ(epp.index().size(2), 100);
+  // Set explicitly, one capacity for every pod; unknown KV sizes fall back to GIE's 31250.
+  Params fixed = epp_params();
+  fixed.set("lru_capacity_per_server", static_cast<std::int64_t>(64));
+  EXPECT_EQ(EppPolicy(fixed, ctx).index().capacity(2), 64);
+  EXPECT_EQ(EppPolicy(epp_params(), ctx3()).index().capacity(1), 31250);
 }
 
 }  // namespace

@@ -121,7 +121,9 @@ PolicyContext policy_context(const Scenario& s, const std::string& arm, int repl
   const std::vector<PoolSpec> pools = fleet_pools(s.fleet);
   for (size_t p = 0; p < pools.size(); ++p) {
     if (!s.fleet.pools.empty()) ctx.pools.push_back(pools[p].name);
+    const std::int64_t kv_blocks = build_pod(pools[p]).config.num_blocks;
     for (int i = 0; i < pools[p].pods; ++i) {
+      ctx.pod_kv_blocks.push_back(kv_blocks);
       ctx.pod_names.push_back(Topology::pod_name(static_cast<int>(ctx.pod_names.size())));
       if (!s.fleet.pools.empty()) ctx.pod_pools.push_back(static_cast<std::int32_t>(p));
     }
