@@ -326,9 +326,16 @@ ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
             "prefix-cache-affinity-filter TTFT gate: keep all pods when the best sticky pod's "
             "predicted TTFT exceeds the best other pod's by more than this (0: always stick)",
             0.0, 1e12)
+      .text("ttft_prediction", "none",
+            "what gives the TTFT gate its predicted TTFTs: none = no latency-predictor producer "
+            "in the profile (the measured one has none), so upstream compares MaxFloat64 with "
+            "MaxFloat64 and the gate never opens; inflight_tokens = in-flight tokens / "
+            "peak_prefill_tokens_per_s (llm-d's throughput-mode predictor)",
+            {"none", "inflight_tokens"})
       .real("peak_prefill_tokens_per_s", 15928.0,
-            "prefix-cache-affinity-filter: predicted TTFT = in-flight tokens / this "
-            "(upstream peakPrefillThroughput, calibrated for Qwen3-32B on H100 TP=2)",
+            "prefix-cache-affinity-filter, ttft_prediction inflight_tokens: predicted TTFT = "
+            "in-flight tokens / this (upstream peakPrefillThroughput, calibrated for Qwen3-32B "
+            "on H100 TP=2)",
             1e-6, 1e12)
       .text("inflight_release", "end_of_stream",
             "when the EPP's in-flight counts (active-request and token-load scorers, the TTFT "

@@ -77,7 +77,9 @@ TEST(EppTest, AffinityFilterPassesAllWhenNoPodReachesTheThreshold) {
 }
 
 TEST(EppTest, AffinityFilterTtftGateBreaksStickiness) {
-  EppPolicy epp(epp_params(), ctx3());
+  Params predicted = epp_params();
+  predicted.set("ttft_prediction", std::string("inflight_tokens"));
+  EppPolicy epp(predicted, ctx3());
   auto pods = three_pods();
   const Request t1 = turn({{100, 2000}, {101, 50}});
   epp.on_dispatched(t1, 1);
@@ -88,11 +90,15 @@ TEST(EppTest, AffinityFilterTtftGateBreaksStickiness) {
   pods[1].inflight_tokens = 200000;
   EXPECT_EQ(epp.evaluate(t1, pods).kept.size(), 3u);
   // Penalty 0 = always stick.
-  Params always = epp_params();
+  Params always = predicted;
   always.set("affinity_max_ttft_penalty_ms", 0.0);
   EppPolicy sticky(always, ctx3());
   sticky.on_dispatched(t1, 1);
   EXPECT_EQ(kept_pods(sticky.evaluate(t1, pods), pods), std::vector<int>{1});
+  // No latency predictor in the profile (the default): the gate never opens.
+  EppPolicy unpredicted(epp_params(), ctx3());
+  unpredicted.on_dispatched(t1, 1);
+  EXPECT_EQ(kept_pods(unpredicted.evaluate(t1, pods), pods), std::vector<int>{1});
 }
 
 TEST(EppTest, AffinityFilterCanBeTurnedOff) {

@@ -18,7 +18,9 @@ namespace {
 //  * with more than one candidate, skip the gate with probability explorationProbability (0.01);
 //  * sticky = candidates whose prefix score >= affinityThreshold (0.80); none sticky -> keep all;
 //  * TTFT load gate: if the best sticky candidate's predicted TTFT exceeds the best non-sticky
-//    one's by more than maxTTFTPenaltyMs (5000; 0 = always stick), keep all;
+//    one's by more than maxTTFTPenaltyMs (5000; 0 = always stick), keep all. The predictions
+//    come from a latency-predictor producer; without one (ttft_prediction: none) every
+//    endpoint's best TTFT is MaxFloat64, the difference is 0 and the gate stays shut;
 //  * otherwise keep only the sticky ones.
 // The predicted TTFT is the filter's throughput mode (llm-d guides, recipes/router/calibration):
 // in-flight tokens / peakPrefillThroughput (15928 tokens/s by default, calibrated upstream for
@@ -28,7 +30,9 @@ class PrefixCacheAffinityFilter : public EppFilter {
   explicit PrefixCacheAffinityFilter(const EppPluginArgs& args)
       : threshold_(args.params->get_double("affinity_threshold")),
         explore_(args.params->get_double("affinity_explore_probability")),
-        max_penalty_ms_(args.params->get_double("affinity_max_ttft_penalty_ms")),
+        max_penalty_ms_(args.params->get_string("ttft_prediction") == "none"
+                            ? 0.0
+                            : args.params->get_double("affinity_max_ttft_penalty_ms")),
         peak_tokens_per_s_(args.params->get_double("peak_prefill_tokens_per_s")),
         rng_(make_rng(args.ctx->seed, args.ctx->stream_name + "/explore")) {}
 
