@@ -93,6 +93,8 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   }
 
   // One row a second: outcomes of attempts that ended in it, and pods believed healthy at its end.
+  // Quiet seconds (nothing ended, the healthy count as in the row before) are left out, so a
+  // request held for days by a black hole does not write a row for each of its seconds.
   nlohmann::json timeline = nlohmann::json::array();
   const TimeNs bucket = kNsPerSec;
   const std::int64_t buckets = end / bucket + 1;
@@ -104,6 +106,7 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   }
   std::vector<bool> healthy = healthy_;
   size_t next_change = 0;
+  std::int64_t last_up = -1;
   for (std::int64_t b = 0; b < buckets; ++b) {
     const TimeNs bucket_end = (b + 1) * bucket;
     while (next_change < health_changes_.size() &&
@@ -111,10 +114,15 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
       const auto& [t, pod, up] = health_changes_[next_change++];
       healthy[static_cast<size_t>(pod)] = up;
     }
+    const auto up = std::count(healthy.begin(), healthy.end(), true);
+    const bool quiet = ok[static_cast<size_t>(b)] == 0 && err[static_cast<size_t>(b)] == 0 &&
+                       up == last_up && b != 0 && b != buckets - 1;
+    last_up = up;
+    if (quiet) continue;
     timeline.push_back({{"t_s", b},
                         {"ok", ok[static_cast<size_t>(b)]},
                         {"errors", err[static_cast<size_t>(b)]},
-                        {"healthy_pods", std::count(healthy.begin(), healthy.end(), true)}});
+                        {"healthy_pods", up}});
   }
   return {{"errors_by_class", by_class}, {"failure_window", window}, {"requests_lost", lost},
           {"retries", retries},          {"faults", faults},         {"timeline", timeline}};

@@ -180,3 +180,28 @@ TEST(Failures, RecreatedPodRejoinsThePickerOnceReady) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+TEST(Failures, QuietSecondsAreLeftOutOfTheTimeline) {
+  // A black-holed pod holds its request for the whole 600 s gateway timeout: one row for the
+  // first second, the seconds in which attempts ended or health changed, and the last second.
+  const ArmResult a =
+      run(base("round_robin",
+               "gateway: {request_timeout_s: 600}\n"
+               "faults: [{kind: pod_kill, target: pod-1, at_s: 0, mode: black_hole}]\n",
+               2));
+  const auto& timeline = a.failures["timeline"];
+  ASSERT_GE(timeline.size(), 2u);
+  EXPECT_LT(timeline.size(), 10u);
+  EXPECT_EQ(timeline.front()["t_s"], 0);
+  EXPECT_GE(timeline.back()["t_s"].get<double>(), 600.0);
+  std::int64_t errors = 0;
+  for (const auto& row : timeline) errors += row["errors"].get<std::int64_t>();
+  EXPECT_EQ(errors, a.failures["errors_by_class"]["timeout"].get<std::int64_t>());
+  EXPECT_EQ(errors, 1);
+}
+
+}  // namespace
+}  // namespace fleetsim
