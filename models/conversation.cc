@@ -98,13 +98,29 @@ Request Conversation::make_turn_request() {
 
 void Conversation::complete_turn() { history_.push_back(pending_answer_); }
 
-ParamSpec& add_lengths_per_param(ParamSpec& spec) {
-  return spec.text("lengths_per", "turn",
-                   "when question_tokens and answer_tokens are drawn: 'turn' = afresh every turn; "
-                   "'conversation' = once, kept for every turn (guidellm's synthetic data: one "
-                   "prompt_tokens and output_tokens per conversation, data/deserializers/"
-                   "synthetic.py)",
-                   {"turn", "conversation"});
+ParamSpec& add_conversation_shape_params(ParamSpec& spec, const ConversationShapeDefaults& d) {
+  return spec
+      .distribution("system_prompt_tokens", constant_distribution(d.system_prompt_tokens),
+                    "system prompt length in tokens (0 = none)")
+      .boolean("shared_system_prompt", false,
+               "one system prompt for every conversation (else unique per conversation)")
+      .integer("system_prompt_pool", 0,
+               "draw each conversation's system prompt, with replacement, from this many prompts "
+               "(guidellm's prefix_count: some conversations then share one); 0 = unique each",
+               0)
+      .distribution("question_tokens", constant_distribution(d.question_tokens),
+                    "tokens of each user question (with one turn and no system prompt, the whole "
+                    "prompt)")
+      .distribution("answer_tokens", constant_distribution(d.answer_tokens),
+                    "tokens generated per turn (max_tokens reached)")
+      .integer("template_tokens_per_turn", d.template_tokens_per_turn,
+               "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
+               kMaxTokens)
+      .text("lengths_per", "turn",
+            "when question_tokens and answer_tokens are drawn: 'turn' = afresh every turn; "
+            "'conversation' = once, kept for every turn (guidellm's synthetic data: one "
+            "prompt_tokens and output_tokens per conversation, data/deserializers/synthetic.py)",
+            {"turn", "conversation"});
 }
 
 }  // namespace fleetsim

@@ -59,7 +59,16 @@ class Conversation {
   std::int32_t answer_tokens_ = 0;
 };
 
-// The `lengths_per` parameter of the chat workloads, with its help text.
-ParamSpec& add_lengths_per_param(ParamSpec& spec);
+// Defaults of the conversation-shape parameters, which differ by client.
+struct ConversationShapeDefaults {
+  double system_prompt_tokens = 0;
+  double question_tokens = 100;
+  double answer_tokens = 100;
+  std::int64_t template_tokens_per_turn = 0;
+};
+
+// Adds the parameters conversation_shape_from reads (system_prompt_tokens, shared_system_prompt,
+// system_prompt_pool, question_tokens, answer_tokens, template_tokens_per_turn, lengths_per).
+ParamSpec& add_conversation_shape_params(ParamSpec& spec, const ConversationShapeDefaults& d);
 
 }  // namespace fleetsim

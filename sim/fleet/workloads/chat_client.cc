@@ -104,22 +104,6 @@ ParamSpec chat_spec() {
           .integer("conversations", 40, "number of conversations", 1)
           .integer("turns", 15, "turns per conversation", 1)
           .integer("concurrency", 16, "conversations in flight at once", 1)
-          .distribution("system_prompt_tokens", constant_distribution(2000),
-                        "system prompt length in tokens")
-          .boolean("shared_system_prompt", false,
-                   "one system prompt for every conversation (else unique per conversation)")
-          .integer("system_prompt_pool", 0,
-                   "draw each conversation's system prompt, with replacement, from this many "
-                   "prompts (guidellm's prefix_count: some conversations then share one); 0 = "
-                   "unique each",
-                   0)
-          .distribution("question_tokens", constant_distribution(100),
-                        "tokens of each user question")
-          .distribution("answer_tokens", constant_distribution(100),
-                        "tokens the model generates per turn (max_tokens reached)")
-          .integer("template_tokens_per_turn", 10,
-                   "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
-                   kMaxTokens)
           .distribution("think_time_ms", constant_distribution(0),
                         "client delay between a reply and the next turn")
           .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
@@ -133,7 +117,10 @@ ParamSpec chat_spec() {
                 "hint")
           .boolean("stop_conversation_on_error", false,
                    "abandon a conversation whose turn failed (else it goes on)");
-  return add_lengths_per_param(spec);
+  return add_conversation_shape_params(spec, {.system_prompt_tokens = 2000,
+                                              .question_tokens = 100,
+                                              .answer_tokens = 100,
+                                              .template_tokens_per_turn = 10});
 }
 
 const WorkloadRegistrar kRegistrar(

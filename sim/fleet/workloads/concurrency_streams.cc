@@ -115,26 +115,13 @@ ParamSpec streams_spec() {
                1)
       .real("duration_s", 60, "measurement window after the warm-up (0 = until max_requests)", 0)
       .integer("max_requests", 0, "stop after this many requests, warm-up included (0 = no cap)", 0)
-      .distribution("system_prompt_tokens", constant_distribution(0),
-                    "system prompt length in tokens (0 = none)")
-      .boolean("shared_system_prompt", false,
-               "one system prompt for every conversation (else unique per conversation)")
-      .integer("system_prompt_pool", 0,
-               "draw each conversation's system prompt, with replacement, from this many prompts "
-               "(guidellm's prefix_count: some conversations then share one); 0 = unique each",
-               0)
-      .distribution("question_tokens", constant_distribution(1000),
-                    "tokens of each user question (the whole prompt when turns is 1 and there is "
-                    "no system prompt)")
-      .distribution("answer_tokens", constant_distribution(200),
-                    "tokens generated per request (max_tokens reached)")
-      .integer("template_tokens_per_turn", 0,
-               "chat-template tokens around each exchange (role markers, end-of-turn)", 0,
-               kMaxTokens)
       .distribution("think_time_ms", constant_distribution(0),
                     "delay between a completion and the stream's next request")
       .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0);
-  add_lengths_per_param(spec);
+  add_conversation_shape_params(spec, {.system_prompt_tokens = 0,
+                                       .question_tokens = 1000,
+                                       .answer_tokens = 200,
+                                       .template_tokens_per_turn = 0});
   add_tag_params(spec);
   return spec;
 }
