@@ -57,7 +57,7 @@ void check_axes(const std::string& path, bool own_grid, const std::vector<SweepA
   }
 }
 
-// " (values at file:line, ...)": where the scenario's own grid writes this point's values, so
+// " (written at file:line; ...)": where the scenario's own grid writes this point's values, so
 // a value the scenario refuses can be found in the file.
 std::string value_locations(const Scenario& base,
                             const std::vector<std::pair<std::string, std::string>>& point) {
