@@ -1,6 +1,6 @@
 #include "models/gpu_catalog.h"
 
-#include "sim/errors.h"
+#include "sim/named.h"
 
 namespace fleetsim {
 
@@ -55,17 +55,8 @@ const std::vector<GpuSpec>& gpu_catalog() {
   return catalog;
 }
 
-std::vector<std::string> gpu_names() {
-  std::vector<std::string> names;
-  for (const auto& g : gpu_catalog()) names.push_back(g.name);
-  return names;
-}
+std::vector<std::string> gpu_names() { return entry_names(gpu_catalog()); }
 
-const GpuSpec& find_gpu(const std::string& name) {
-  for (const auto& g : gpu_catalog()) {
-    if (g.name == name) return g;
-  }
-  throw UnknownNameError("GPU", name, gpu_names());
-}
+const GpuSpec& find_gpu(const std::string& name) { return find_entry(gpu_catalog(), "GPU", name); }
 
 }  // namespace fleetsim

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/errors.h"
+#include "sim/named.h"
 
 namespace fleetsim {
 
@@ -82,17 +82,10 @@ const std::vector<LlmSpec>& llm_catalog() {
   return catalog;
 }
 
-std::vector<std::string> model_names() {
-  std::vector<std::string> names;
-  for (const auto& m : llm_catalog()) names.push_back(m.name);
-  return names;
-}
+std::vector<std::string> model_names() { return entry_names(llm_catalog()); }
 
 const LlmSpec& find_model(const std::string& name) {
-  for (const auto& m : llm_catalog()) {
-    if (m.name == name) return m;
-  }
-  throw UnknownNameError("model", name, model_names());
+  return find_entry(llm_catalog(), "model", name);
 }
 
 }  // namespace fleetsim

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "sim/errors.h"
+#include "sim/named.h"
 
 namespace fleetsim {
 namespace {
@@ -75,17 +76,10 @@ const std::vector<ArmMetric>& arm_metrics() {
   return table;
 }
 
-std::vector<std::string> arm_metric_names() {
-  std::vector<std::string> names;
-  for (const auto& m : arm_metrics()) names.emplace_back(m.name);
-  return names;
-}
+std::vector<std::string> arm_metric_names() { return entry_names(arm_metrics()); }
 
 const ArmMetric& arm_metric(const std::string& name) {
-  for (const auto& m : arm_metrics()) {
-    if (name == m.name) return m;
-  }
-  throw UnknownNameError("metric", name, arm_metric_names());
+  return find_entry(arm_metrics(), "metric", name);
 }
 
 }  // namespace fleetsim
