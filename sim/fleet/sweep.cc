@@ -16,12 +16,6 @@
 namespace fleetsim {
 namespace {
 
-std::string point_text(const std::vector<std::pair<std::string, std::string>>& point) {
-  std::string text;
-  for (const auto& [k, v] : point) text += (text.empty() ? "" : " ") + k + "=" + v;
-  return text;
-}
-
 // Each path once and each value once: a path given twice would leave every point with its last
 // value (points that look different but are the same), and an override of a varied path would be
 // replaced by the varied values without a word.
@@ -76,6 +70,12 @@ std::string value_locations(const Scenario& base,
 }
 
 }  // namespace
+
+std::string point_text(const SweepPoint& point) {
+  std::string text;
+  for (const auto& [k, v] : point.vary) text += (text.empty() ? "" : " ") + k + "=" + v;
+  return text;
+}
 
 SweepAxis parse_vary(const std::string& text) {
   const auto eq = text.find('=');
@@ -141,7 +141,7 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
       sp.scenario = load_scenario(path, sets);
     } catch (const ScenarioError& e) {
       const std::string where = own_grid ? value_locations(base, point) : std::string();
-      throw ScenarioError("sweep point " + point_text(point) + where + ": " + e.what());
+      throw ScenarioError("sweep point " + point_text(sp) + where + ": " + e.what());
     }
     result.points.push_back(std::move(sp));
   }
@@ -164,7 +164,7 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
   for (auto& t : pool) t.join();
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
-    const std::string prefix = "sweep point " + point_text(result.points[i].vary) + ": ";
+    const std::string prefix = "sweep point " + point_text(result.points[i]) + ": ";
     try {
       std::rethrow_exception(errors[i]);
     } catch (const ScenarioError& e) {

@@ -30,6 +30,9 @@ struct SweepResult {
   std::vector<SweepPoint> points;
 };
 
+// "path=value path=value": how a point is named in labels and errors.
+std::string point_text(const SweepPoint& point);
+
 // The grid is the cartesian product of `axes` (first axis outermost); when `axes` is empty the
 // scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count. A path varied
 // twice, a value given twice for one path, or an override of a varied path is a ScenarioError

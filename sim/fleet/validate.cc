@@ -250,12 +250,6 @@ std::string value_text(const YAML::Node& n) {
   return out.c_str();
 }
 
-std::string point_text(const SweepPoint& sp) {
-  std::string text;
-  for (const auto& [k, v] : sp.vary) text += (text.empty() ? "" : " ") + k + "=" + v;
-  return text;
-}
-
 // The sweep point a figure's `point:` names: a value for every varied path, and nothing else.
 const SweepPoint& point_of(const Figure& f, const SweepResult& sweep) {
   const YAML::Node point = f.node["point"];
