@@ -33,6 +33,7 @@ ConsistentHashPolicy::ConsistentHashPolicy(const Params& params, const PolicyCon
       rule_(bounded && params.get_string("bound_rule") == "haproxy" ? BoundRule::kHaproxy
                                                                     : BoundRule::kCeil),
       spill_least_loaded_(bounded && params.get_string("spill") == "least_loaded"),
+      units_never_released_(bounded && params.get_string("load_release") == "never"),
       ring_(static_cast<int>(params.get_int("vnodes"))) {
   for (size_t i = 0; i < ctx.pod_names.size(); ++i) {
     ring_.add_pod(static_cast<int>(i), ctx.pod_names[i]);
@@ -174,8 +175,8 @@ int ConsistentHashPolicy::pick(const Request& request, std::span<const PodState>
   std::vector<std::int64_t> served(rank_of.size(), 0);
   std::int64_t served_total = 0;
   for (const auto& pod : candidates) {
-    served[static_cast<size_t>(pod.index)] = pod.inflight_requests;
-    served_total += pod.inflight_requests;
+    served[static_cast<size_t>(pod.index)] = load_of(pod);
+    served_total += load_of(pod);
   }
   const auto n = static_cast<std::int64_t>(candidates.size());
   const auto size = static_cast<std::ptrdiff_t>(nodes.size());
@@ -192,13 +193,25 @@ int ConsistentHashPolicy::pick(const Request& request, std::span<const PodState>
   return first;
 }
 
-int ConsistentHashPolicy::least_loaded(std::span<const PodState> candidates) {
+void ConsistentHashPolicy::on_dispatched(const Request& request, int pod) {
+  (void)request;
+  if (!units_never_released_ || pod < 0) return;
+  if (units_.size() <= static_cast<size_t>(pod)) units_.resize(static_cast<size_t>(pod) + 1, 0);
+  ++units_[static_cast<size_t>(pod)];
+}
+
+std::int64_t ConsistentHashPolicy::load_of(const PodState& pod) const {
+  if (!units_never_released_) return pod.inflight_requests;
+  const auto i = static_cast<size_t>(pod.index);
+  return i < units_.size() ? units_[i] : 0;
+}
+
+int ConsistentHashPolicy::least_loaded(std::span<const PodState> candidates) const {
   const PodState* best = &candidates.front();
   for (const auto& pod : candidates) {
-    if (pod.inflight_requests < best->inflight_requests ||
-        (pod.inflight_requests == best->inflight_requests && pod.index < best->index)) {
-      best = &pod;
-    }
+    const std::int64_t load = load_of(pod);
+    const std::int64_t best_load = load_of(*best);
+    if (load < best_load || (load == best_load && pod.index < best->index)) best = &pod;
   }
   return best->index;
 }
@@ -231,7 +244,15 @@ const PolicyRegistrar kChwblRegistrar(
               "where a request goes when its key's pod is at its bound: 'ring' = the next "
               "eligible pod clockwise (HAProxy); 'least_loaded' = the pod with the fewest "
               "requests in flight, lowest index on a tie (LoxiLB common/sockproxy_lb.c)",
-              {"ring", "least_loaded"}),
+              {"ring", "least_loaded"})
+        .text("load_release", "response_end",
+              "when a request's unit of load is given back: 'response_end' = when its response "
+              "ends, so the load is the requests in flight; 'never' = not within the run, as a "
+              "gateway that adds a unit at every selection and gives it back only when the "
+              "client's keep-alive connection closes does with a pooled client (LoxiLB "
+              "sockproxy: chwbl_dec_load runs at client connection teardown), so the load is "
+              "the requests dispatched so far",
+              {"response_end", "never"}),
     [](const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
       return std::make_unique<ConsistentHashPolicy>(p, ctx, /*bounded=*/true);
     });

@@ -54,6 +54,7 @@ class ConsistentHashPolicy : public RoutingPolicy {
 
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  void on_dispatched(const Request& request, int pod) override;
 
   // The key's hash for `request` ("prefix": first prompt segment + model; "session": session id).
   std::uint64_t key_hash(const Request& request) const;
@@ -68,13 +69,17 @@ class ConsistentHashPolicy : public RoutingPolicy {
 
  private:
   void ensure_on_ring(std::span<const PodState> candidates);
-  static int least_loaded(std::span<const PodState> candidates);
+  // The load the bound compares: requests in flight, or units never released (load_release).
+  std::int64_t load_of(const PodState& pod) const;
+  int least_loaded(std::span<const PodState> candidates) const;
 
   bool bounded_;
   bool key_is_session_;
   std::int64_t balance_pct_;  // balance factor in percent, as HAProxy's hash-balance-factor
   BoundRule rule_;
   bool spill_least_loaded_;  // at the bound: the least-loaded pod, not the next on the ring
+  bool units_never_released_;
+  std::vector<std::int64_t> units_;  // per pod index: dispatches, when units are never released
   HashRing ring_;
   int next_rr_ = 0;  // round-robin fallback when the session key is absent
 };

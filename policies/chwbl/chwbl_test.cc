@@ -140,6 +140,30 @@ TEST(ChwblTest, SpillsToTheLeastLoadedPodWhenAsked) {
   EXPECT_EQ(p.pick(r, three_pods(loads[0], loads[1], loads[2]), {}), std::min(order[1], order[2]));
 }
 
+TEST(ChwblTest, UnitsNeverReleasedCountEveryDispatch) {
+  Params params = params_for("chwbl");
+  params.set("spill", std::string("least_loaded"));
+  params.set("load_release", std::string("never"));
+  ConsistentHashPolicy p(params, ctx3(), /*bounded=*/true);
+  const Request r = request_with_prefix(11);
+  const auto order = p.walk(p.key_hash(r), three_pods());
+  ASSERT_EQ(order.size(), 3u);
+  // Nothing is in flight (every PodState says 0), but each dispatch leaves a unit behind. The
+  // first request finds the key's pod at 0 of 0 (bound ceil(1 x 1.25 / 3) = 1) and goes there;
+  // the next finds it at 1 of 1, bound ceil(2 x 1.25 / 3) = 1 -> over, and spills to the
+  // least-loaded pod (both others hold 0: the lower index).
+  const int first = p.pick(r, three_pods(), {});
+  EXPECT_EQ(first, order[0]);
+  p.on_dispatched(r, first);
+  p.on_finished(r, first);
+  EXPECT_EQ(p.pick(r, three_pods(), {}), std::min(order[1], order[2]));
+  // With the default release at the response's end, the same history leaves the pod idle.
+  ConsistentHashPolicy q(params_for("chwbl"), ctx3(), /*bounded=*/true);
+  q.on_dispatched(r, order[0]);
+  q.on_finished(r, order[0]);
+  EXPECT_EQ(q.pick(r, three_pods(), {}), order[0]);
+}
+
 TEST(ChwblTest, DownPodLeavesTheRing) {
   ConsistentHashPolicy p(params_for("chwbl"), ctx3(), /*bounded=*/true);
   const Request r = request_with_prefix(9);
