@@ -243,13 +243,20 @@ int cmd_describe(const std::string& name) {
               << (name == "server" ? server_spec() : cost_model_spec()).describe();
     return 0;
   }
+  if (name == "slo") {
+    std::cout << "slo: the targets behind goodput@SLO; a request is good when it completed within "
+                 "every target of its SLO class\nparameters (also under classes: {NAME: {...}}, "
+                 "where a class inherits what it does not set):\n"
+              << slo_targets_spec().describe();
+    return 0;
+  }
   if (WorkloadRegistry::instance().contains(name)) {
     return show(WorkloadRegistry::instance().get(name, "workload"));
   }
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo"};
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);
@@ -370,8 +377,8 @@ int main(int argc, char** argv) {
   std::string describe_name;
   CLI::App* describe_cmd = app.add_subcommand(
       "describe",
-      "show the parameters of a policy, a workload, or the server / cost_model sections");
-  describe_cmd->add_option("name", describe_name, "policy, workload, server or cost_model")
+      "show the parameters of a policy, a workload, or the server / cost_model / slo sections");
+  describe_cmd->add_option("name", describe_name, "policy, workload, server, cost_model or slo")
       ->required();
 
   CLI11_PARSE(app, argc, argv);

@@ -305,16 +305,23 @@ Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where) const 
 }
 
 Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where, Params base) const {
+  return resolve(node, where, std::move(base), {});
+}
+
+Params ParamSpec::resolve(const YAML::Node& node, const YamlWhere& where, Params base,
+                          const std::vector<std::string>& nested) const {
   Params p = std::move(base);
   if (!node.IsDefined() || node.IsNull()) return p;
   if (!node.IsMap()) throw ScenarioError(where.at(node) + ": expected a map of parameters");
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
+    if (std::find(nested.begin(), nested.end(), key) != nested.end()) continue;
     auto it =
         std::find_if(defs_.begin(), defs_.end(), [&](const ParamDef& d) { return d.name == key; });
     if (it == defs_.end()) {
       std::vector<std::string> names;
       for (const auto& d : defs_) names.push_back(d.name);
+      names.insert(names.end(), nested.begin(), nested.end());
       throw ScenarioError(where.child(key).at(kv.first) +
                           ": unknown parameter; valid parameters: " +
                           (names.empty() ? std::string("(none)") : join(names, ", ")));

@@ -101,6 +101,10 @@ class ParamSpec {
   Params resolve(const YAML::Node& node, const YamlWhere& where) const;
   // Same, with `base` (e.g. scenario-wide values) in place of the spec's defaults.
   Params resolve(const YAML::Node& node, const YamlWhere& where, Params base) const;
+  // Same, leaving the keys in `nested` (sub-sections the caller reads itself) alone; an unknown
+  // key's error lists them beside the parameters.
+  Params resolve(const YAML::Node& node, const YamlWhere& where, Params base,
+                 const std::vector<std::string>& nested) const;
   // A human-readable table: name, type, default, help.
   std::string describe() const;
 

@@ -31,11 +31,15 @@ def goodput(
 
     Returns one row per group with: requests, good, good_fraction (good / all requests, failed
     ones included) and goodput_req_s (good requests per second over the group's span, first
-    arrival to last finish).
+    arrival to last finish). Warm-up requests (``measured`` False) are left out, as the
+    summaries leave them out, so with the scenario's own targets these equal its
+    ``summary["goodput"]`` (docs/scenarios.md).
     """
     import pandas as pd
 
     by = list(by)
+    if "measured" in requests:
+        requests = requests[requests["measured"]]
     df = requests.assign(_good=good_mask(requests, ttft_slo_ms, tpot_slo_ms))
     rows = []
     for key, g in df.groupby(by if len(by) > 1 else by[0], observed=True, sort=False):

@@ -30,6 +30,14 @@ double turn_hit_rate(const ArmResult& a, bool first_turn) {
   return first_turn ? sum / static_cast<double>(n) : low;
 }
 
+const GoodputSummary& goodput_of(const ArmResult& a) {
+  if (!a.summary.goodput) {
+    throw ScenarioError("arm " + a.name +
+                        " has no goodput: the scenario needs an slo section (docs/scenarios.md)");
+  }
+  return *a.summary.goodput;
+}
+
 }  // namespace
 
 const std::vector<ArmMetric>& arm_metrics() {
@@ -66,6 +74,11 @@ const std::vector<ArmMetric>& arm_metrics() {
       {"concentration_peak_mean", "concentration peak/mean", 2,
        "busiest pod's in-flight requests over the mean, averaged over samples",
        [](const ArmResult& a) { return a.summary.routing.concentration_ratio; }},
+      {"slo_attainment_pct", "SLO attainment %", 1,
+       "requests that met their SLO targets (the scenario's slo section), percent of all",
+       [](const ArmResult& a) { return 100.0 * goodput_of(a).attainment; }, false},
+      {"goodput_req_s", "goodput req/s", 2, "requests per second that met their SLO targets",
+       [](const ArmResult& a) { return goodput_of(a).goodput_req_s; }, false},
       {"first_turn_hit_rate_pct", "first-turn hit rate %", 1,
        "mean per-request prefix-cache hit rate of first turns",
        [](const ArmResult& a) { return turn_hit_rate(a, true); }, false},

@@ -16,7 +16,9 @@ struct ArmMetric {
   int decimals;       // in the table
   const char* help;
   double (*value)(const ArmResult&);
-  bool in_table = true;  // false: defined only for some workloads (per-turn figures)
+  // false: defined only for some scenarios (per-turn figures; goodput needs an slo section),
+  // so the table prints it apart or not at all.
+  bool in_table = true;
 };
 
 // In the result table's row order.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,23 @@ struct ReplicaSummary {
   std::vector<std::int64_t> routed;  // by replica
 };
 
+// goodput@SLO (sim/fleet/slo.h), for scenarios with an slo section.
+struct SloClassGoodput {
+  std::string slo_class;  // "" = requests without a class
+  std::int64_t requests = 0;
+  std::int64_t good = 0;
+  double attainment = 0;  // good / requests
+};
+
+struct GoodputSummary {
+  std::int64_t requests = 0;  // measured requests, failed and unfinished ones included
+  std::int64_t good = 0;
+  double attainment = 0;     // good / requests
+  double goodput_req_s = 0;  // good requests per second over the arm's measured span
+  // By SLO class, in name order; empty when no measured request has a class.
+  std::vector<SloClassGoodput> per_class;
+};
+
 struct ArmSummary {
   std::int64_t requests = 0, completed = 0, failed = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
@@ -134,8 +152,9 @@ struct ArmSummary {
   RoutingEvidence routing;
   std::vector<PolicyCounter> policy_counters;
   std::vector<PolicyCounter> gateway_counters;
-  std::vector<PoolSummary> per_pool;  // empty unless the fleet has fleet.pools
-  ReplicaSummary replicas;            // empty unless gateway.replicas > 1
+  std::vector<PoolSummary> per_pool;      // empty unless the fleet has fleet.pools
+  ReplicaSummary replicas;                // empty unless gateway.replicas > 1
+  std::optional<GoodputSummary> goodput;  // only for scenarios with an slo section
 };
 
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);

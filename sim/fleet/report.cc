@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "sim/errors.h"
@@ -26,6 +27,19 @@ std::string fmt(double v, int decimals) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(decimals) << v;
   return os.str();
+}
+
+nlohmann::json slo_json(const SloSpec& slo) {
+  auto targets = [](const SloTargets& t) {
+    return nlohmann::json{{"ttft_ms", rounded(t.ttft_ms)},
+                          {"tpot_ms", rounded(t.tpot_ms)},
+                          {"e2e_ms", rounded(t.e2e_ms)}};
+  };
+  nlohmann::json out = targets(slo.targets);
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [name, t] : slo.classes) classes[name] = targets(t);
+  out["classes"] = classes;
+  return out;
 }
 
 }  // namespace
@@ -89,6 +103,21 @@ nlohmann::json summary_json(const ArmSummary& s) {
                                {"assignment", s.replicas.assignment},
                                {"routed", s.replicas.routed}};
   }
+  if (s.goodput) {
+    const GoodputSummary& g = *s.goodput;
+    nlohmann::json classes = nlohmann::json::array();
+    for (const auto& c : g.per_class) {
+      classes.push_back({{"slo_class", c.slo_class},
+                         {"requests", c.requests},
+                         {"good", c.good},
+                         {"slo_attainment", rounded(c.attainment)}});
+    }
+    out["goodput"] = {{"requests", g.requests},
+                      {"good", g.good},
+                      {"slo_attainment", rounded(g.attainment)},
+                      {"goodput_req_s", rounded(g.goodput_req_s)},
+                      {"per_class", classes}};
+  }
   return out;
 }
 
@@ -122,7 +151,10 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
     }
     fleet["pools"] = pools;
   }
-  return {{"scenario", r.scenario}, {"seed", r.seed}, {"fleet", fleet}, {"arms", arms}};
+  nlohmann::json out = {
+      {"scenario", r.scenario}, {"seed", r.seed}, {"fleet", fleet}, {"arms", arms}};
+  if (s.slo.enabled) out["slo"] = slo_json(s.slo);
+  return out;
 }
 
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
@@ -172,6 +204,35 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
          << fmt(metric.value(a), metric.decimals) + measured_cell(a, metric.name, metric.decimals);
     }
     os << "\n";
+  }
+  // goodput@SLO, per arm and per SLO class, when the scenario has an slo section.
+  if (!r.arms.empty() && r.arms.front().summary.goodput) {
+    for (const char* name : {"slo_attainment_pct", "goodput_req_s"}) {
+      const ArmMetric& metric = arm_metric(name);
+      os << std::setw(label_w) << metric.label;
+      for (const auto& a : r.arms) {
+        os << std::setw(cell_w)
+           << fmt(metric.value(a), metric.decimals) +
+                  measured_cell(a, metric.name, metric.decimals);
+      }
+      os << "\n";
+    }
+    // By class name: a closed-loop arm cut by the horizon may not have reached every class.
+    std::set<std::string> classes;
+    for (const auto& a : r.arms) {
+      for (const auto& c : a.summary.goodput->per_class) classes.insert(c.slo_class);
+    }
+    for (const auto& name : classes) {
+      os << std::setw(label_w)
+         << ("  " + (name.empty() ? "(no class)" : name) + " SLO attainment %");
+      for (const auto& a : r.arms) {
+        const auto& per_class = a.summary.goodput->per_class;
+        const auto it = std::find_if(per_class.begin(), per_class.end(),
+                                     [&](const SloClassGoodput& c) { return c.slo_class == name; });
+        os << std::setw(cell_w) << (it == per_class.end() ? "-" : fmt(100.0 * it->attainment, 1));
+      }
+      os << "\n";
+    }
   }
   // Per pool and per gateway replica, when the scenario has them.
   if (!r.arms.empty() && !r.arms.front().summary.per_pool.empty()) {
@@ -231,9 +292,13 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
 }
 
 void write_summary_csv(std::ostream& os, const RunResult& r) {
+  // The goodput columns exist only for scenarios with an slo section, so other files keep
+  // their exact bytes.
+  const bool goodput = !r.arms.empty() && r.arms.front().summary.goodput.has_value();
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,throughput_req_s,"
-        "output_tokens_per_s\n";
+        "output_tokens_per_s"
+     << (goodput ? ",slo_attainment,goodput_req_s" : "") << "\n";
   for (const auto& a : r.arms) {
     const ArmSummary& s = a.summary;
     os << a.name << "," << a.policy << "," << s.requests << "," << s.completed << "," << s.failed
@@ -241,7 +306,11 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
        << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
        << rounded(s.warm_ttft_ms.p95) << "," << rounded(s.warm_e2e_ms.p50) << ","
        << rounded(s.tpot_ms.p50) << "," << rounded(s.throughput_req_s) << ","
-       << rounded(s.output_tokens_per_s) << "\n";
+       << rounded(s.output_tokens_per_s);
+    if (goodput) {
+      os << "," << rounded(s.goodput->attainment) << "," << rounded(s.goodput->goodput_req_s);
+    }
+    os << "\n";
   }
 }
 

@@ -306,6 +306,9 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
     out.summary.per_pool =
         summarize_pools(records.records(), out.summary.per_pod, pod_pools, std::move(info));
   }
+  if (s.slo.enabled) {
+    out.summary.goodput = summarize_goodput(records.records(), s.slo, out.summary.duration_s);
+  }
   concentration.fill(out.summary.routing);
   out.summary.policy_counters = gateway.policy_counters();
   out.summary.gateway_counters = gateway.counters();

@@ -404,7 +404,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
              {"name", "description", "seed", "fleet", "workload", "gateway", "client", "faults",
-              "arms", "sim", "measured", "sweep"});
+              "arms", "sim", "slo", "measured", "sweep"});
 
   Scenario s;
   s.file = label;
@@ -459,6 +459,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
         "horizon_s", 0, "stop the simulation at this time (0 = when the workload is done)", 0);
     s.horizon_s = sim_spec.resolve(root["sim"], w.child("sim")).get_double("horizon_s");
   }
+
+  if (const YAML::Node slo = root["slo"]; slo.IsDefined()) s.slo = parse_slo(slo, w.child("slo"));
 
   if (const YAML::Node sw = root["sweep"]; sw.IsDefined()) {
     const YamlWhere sww = w.child("sweep");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/fleet/faults.h"
+#include "sim/fleet/slo.h"
 #include "sim/params.h"
 
 namespace fleetsim {
@@ -64,6 +65,7 @@ struct Scenario {
   Params client;                  // client_spec(): retries
   std::vector<FaultSpec> faults;  // scheduled faults, the same for every arm
   double horizon_s = 0;           // 0 = run until the workload is done
+  SloSpec slo;                    // the slo section: targets behind goodput@SLO
   // Measured figures to print beside the simulated ones: arm -> metric -> value.
   std::map<std::string, std::map<std::string, double>> measured;
   std::string measured_source;

@@ -194,8 +194,12 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   os << std::left;
   for (const auto& k : keys)
     os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
+  // Scenarios with an slo section add each arm's SLO attainment.
+  const bool slo = !r.points.front().result.arms.empty() &&
+                   r.points.front().result.arms.front().summary.goodput.has_value();
+  const int cell_w = slo ? 42 : 36;
   for (const auto& a : r.points.front().result.arms) {
-    os << std::setw(36) << (a.name + ": reuse% req/s TTFTp95ms");
+    os << std::setw(cell_w) << (a.name + ": reuse% req/s TTFTp95ms" + (slo ? " SLO%" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
@@ -208,7 +212,10 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
       cell << std::fixed << std::setprecision(1) << 100.0 * a.summary.prefix_cache_reuse << "  "
            << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
            << a.summary.ttft_ms.p95;
-      os << std::setw(36) << cell.str();
+      if (a.summary.goodput) {
+        cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
+      }
+      os << std::setw(cell_w) << cell.str();
     }
     os << "\n";
   }
@@ -217,15 +224,20 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
 void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   for (const auto& [k, v] : r.points.front().vary) os << k << ",";
+  const bool slo = !r.points.front().result.arms.empty() &&
+                   r.points.front().result.arms.front().summary.goodput.has_value();
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
-        "throughput_req_s,output_tokens_per_s\n";
+        "throughput_req_s,output_tokens_per_s"
+     << (slo ? ",slo_attainment,goodput_req_s" : "") << "\n";
   for (const auto& p : r.points) {
     for (const auto& a : p.result.arms) {
       for (const auto& [k, v] : p.vary) os << v << ",";
       const ArmSummary& s = a.summary;
       os << a.name << "," << a.policy << "," << s.requests << "," << s.completed << "," << s.failed
          << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50 << "," << s.ttft_ms.p95 << ","
-         << s.throughput_req_s << "," << s.output_tokens_per_s << "\n";
+         << s.throughput_req_s << "," << s.output_tokens_per_s;
+      if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;
+      os << "\n";
     }
   }
 }

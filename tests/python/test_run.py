@@ -157,3 +157,17 @@ def test_catalog(flagship):
     assert fleetsim.__version__
     text = fleetsim.run(flagship).table()
     assert text.startswith("scenario loxilb-3pod-long") and "(93.3)" in text
+
+
+def test_goodput_of_the_summary_equals_the_one_from_the_requests(flagship):
+    sets = {"slo.ttft_ms": 300, "slo.tpot_ms": 50}
+    result = fleetsim.run(flagship, overrides=sets)
+    assert result.summary["slo"]["ttft_ms"] == 300
+    mine = fleetsim.goodput(result.requests, ttft_slo_ms=300, tpot_slo_ms=50).set_index("arm")
+    for arm in result.arms:
+        g = arm.summary["goodput"]
+        assert 0 < g["good"] < g["requests"]  # the targets bind
+        assert g["good"] == mine.loc[arm.name, "good"]
+        assert g["requests"] == mine.loc[arm.name, "requests"]
+        assert g["goodput_req_s"] == pytest.approx(mine.loc[arm.name, "goodput_req_s"], rel=1e-6)
+        assert g["per_class"] == []

@@ -29,6 +29,7 @@ class ChatClient : public Workload {
     require_range(*think_, "workload.think_time_ms", 0, kMaxDelayMs, "milliseconds");
     tenants_ = CategoricalMix::parse(p.get_string("tenants"), "workload.tenants");
     tiers_ = CategoricalMix::parse(p.get_string("tier_mix"), "workload.tier_mix");
+    slo_classes_ = CategoricalMix::parse(p.get_string("slo_class_mix"), "workload.slo_class_mix");
   }
 
   void start() override {
@@ -48,7 +49,7 @@ class ChatClient : public Workload {
     const bool ended = conv.next_turn() > turns_ || (stop_on_error_ && outcome != Outcome::kOk);
     if (ended) {
       active_.erase(it);
-      tier_.erase(r.conversation);
+      tags_.erase(r.conversation);
       start_next_conversation();
       return;
     }
@@ -68,17 +69,25 @@ class ChatClient : public Workload {
       tenant = tenants_.sample(rng);
     }
     active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed, tenant));
-    // Likewise its tier hint: an application asks for one model tier for the whole chat.
+    // Likewise its tier hint and SLO class: an application asks for one model tier and has one
+    // latency objective for the whole chat.
     if (!tiers_.empty()) {
       Rng rng = make_rng(ctx_.seed, "workload/tier/" + std::to_string(id));
-      tier_[id] = tiers_.sample(rng);
+      tags_[id].tier = tiers_.sample(rng);
+    }
+    if (!slo_classes_.empty()) {
+      Rng rng = make_rng(ctx_.seed, "workload/slo/" + std::to_string(id));
+      tags_[id].slo_class = slo_classes_.sample(rng);
     }
     send_turn(id);
   }
 
   void send_turn(std::int64_t id) {
     Request r = active_.at(id)->make_turn_request();
-    if (auto it = tier_.find(id); it != tier_.end()) r.tier = it->second;
+    if (auto it = tags_.find(id); it != tags_.end()) {
+      r.tier = it->second.tier;
+      r.slo_class = it->second.slo_class;
+    }
     ctx_.submit(std::move(r));
   }
 
@@ -93,7 +102,12 @@ class ChatClient : public Workload {
   DistributionPtr think_;
   CategoricalMix tenants_;
   CategoricalMix tiers_;
-  std::map<std::int64_t, std::string> tier_;  // tier hint of each active conversation
+  CategoricalMix slo_classes_;
+  struct Tags {
+    std::string tier;
+    std::string slo_class;
+  };
+  std::map<std::int64_t, Tags> tags_;  // of each active conversation that has any
   std::int64_t next_conversation_ = 0;
   std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
 };
@@ -115,6 +129,10 @@ ParamSpec chat_spec() {
                 "tier hint of each conversation (every turn carries it), drawn per conversation "
                 "from 'name:weight, ...' (e.g. 'small:0.7, big:0.3') for tier routing; empty = no "
                 "hint")
+          .text("slo_class_mix", "",
+                "SLO class of each conversation (every turn carries it), drawn per conversation "
+                "from 'name:weight, ...' (e.g. 'interactive:0.8, batch:0.2'), for the scenario's "
+                "slo.classes; empty = no class")
           .boolean("stop_conversation_on_error", false,
                    "abandon a conversation whose turn failed (else it goes on)");
   return add_conversation_shape_params(spec, {.system_prompt_tokens = 2000,
