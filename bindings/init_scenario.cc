@@ -55,8 +55,9 @@ HandlePtr load_any(const py::object& source, const py::object& overrides) {
   }
   if (py::isinstance<py::str>(source)) {
     const std::string s = source.cast<std::string>();
-    if (looks_like_path(s))
+    if (looks_like_path(s)) {
       return load_any(py::module_::import("pathlib").attr("Path")(s), overrides);
+    }
     return make_scenario(s, "<yaml>", std::move(sets));
   }
   throw py::type_error(
@@ -199,8 +200,9 @@ void init_scenario(py::module_& m) {
       .def(py::pickle(
           [](const ScenarioHandle& h) { return py::make_tuple(h.yaml_text, h.label, h.overrides); },
           [](const py::tuple& t) {
-            if (t.size() != 3)
+            if (t.size() != 3) {
               throw py::value_error("a pickled Scenario is (yaml, label, overrides)");
+            }
             return make_scenario(t[0].cast<std::string>(), t[1].cast<std::string>(),
                                  t[2].cast<std::vector<std::string>>());
           }))

@@ -214,7 +214,7 @@ const ParamSpec& cost_model_spec() {
   // each part is bound: prefill compute-bound (b = 2 x 6.98e9 FLOP / (0.73 x 312 TFLOP/s),
   // c = 2 x 32 layers x 32 heads x 128 / (0.73 x 312 TFLOP/s)), decode memory-bound
   // (a = 1.5 ms + 15.01 GB / (0.78 x 2,039 GB/s), b and c = 131,072 KV bytes / same bandwidth).
-  static const ParamSpec spec = [] {
+  static const ParamSpec kSpec = [] {
     ParamSpec s;
     s.text("type", "roofline",
            "cost model: 'roofline' (from the GPU and model catalogs) or 'fitted' (coefficients "
@@ -254,7 +254,7 @@ const ParamSpec& cost_model_spec() {
         .real("decode_c_ms_per_seq", 8.241e-5, "fitted: decode ms per decoding request");
     return s;
   }();
-  return spec;
+  return kSpec;
 }
 
 std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& gpu,

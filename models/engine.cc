@@ -169,7 +169,7 @@ std::vector<RequestPtr> Engine::abort_all() {
 }
 
 const ParamSpec& server_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .integer("block_size", 16, "KV block size in tokens (vLLM --block-size)", 1, 1024)
           .real("gpu_memory_utilization", 0.9,
@@ -201,7 +201,7 @@ const ParamSpec& server_spec() {
                 0)
           .real("api_overhead_ms_per_1k_tokens", 1.5,
                 "API-server cost per 1,000 prompt tokens (tokenization of the whole history)", 0);
-  return spec;
+  return kSpec;
 }
 
 EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,

@@ -51,8 +51,8 @@ std::vector<GpuSpec> make_catalog() {
 }  // namespace
 
 const std::vector<GpuSpec>& gpu_catalog() {
-  static const std::vector<GpuSpec> catalog = make_catalog();
-  return catalog;
+  static const std::vector<GpuSpec> kCatalog = make_catalog();
+  return kCatalog;
 }
 
 std::vector<std::string> gpu_names() { return entry_names(gpu_catalog()); }

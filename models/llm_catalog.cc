@@ -78,8 +78,8 @@ std::int64_t LlmSpec::kv_bytes_per_token(std::int32_t kv_dtype_bytes, std::int32
 }
 
 const std::vector<LlmSpec>& llm_catalog() {
-  static const std::vector<LlmSpec> catalog = make_catalog();
-  return catalog;
+  static const std::vector<LlmSpec> kCatalog = make_catalog();
+  return kCatalog;
 }
 
 std::vector<std::string> model_names() { return entry_names(llm_catalog()); }

@@ -279,7 +279,7 @@ void check_params(const std::string& kind, const Params& p, const YAML::Node& no
 }
 
 const std::map<std::string, Kind>& kinds() {
-  static const std::map<std::string, Kind> k = {
+  static const std::map<std::string, Kind> kKinds = {
       {"constant",
        {ParamSpec().real("value", 0, "the value every draw returns"),
         [](const Params& p) { return std::make_shared<Constant>(p.get_double("value")); }}},
@@ -311,7 +311,7 @@ const std::map<std::string, Kind>& kinds() {
           return std::make_shared<Empirical>(p, node, where);
         }}},
   };
-  return k;
+  return kKinds;
 }
 
 }  // namespace
@@ -348,7 +348,7 @@ std::shared_ptr<const Distribution> parse_distribution(const YAML::Node& node,
     throw ScenarioError(where.at(node) +
                         ": missing field 'dist'; valid kinds: " + join(distribution_names(), ", "));
   }
-  const std::string kind = kind_node.Scalar();
+  const std::string& kind = kind_node.Scalar();
   auto it = kinds().find(kind);
   if (it == kinds().end()) {
     throw ScenarioError(where.child("dist").at(kind_node) + ": unknown distribution '" + kind +

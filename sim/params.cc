@@ -96,10 +96,11 @@ ParamSpec& ParamSpec::real(std::string name, double def, std::string help, doubl
     const std::string_view x(suffix);
     return n.size() >= x.size() && n.substr(n.size() - x.size()) == x;
   };
-  if (ends_with("_ms"))
+  if (ends_with("_ms")) {
     max = std::min(max, 1e12);  // ~31.7 years
-  else if (ends_with("_s"))
+  } else if (ends_with("_s")) {
     max = std::min(max, 1e9);  // ~31.7 years
+  }
   defs_.push_back({std::move(name), ParamType::kDouble, def, std::move(help), min, max, {}});
   return *this;
 }
@@ -252,9 +253,10 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
     return std::string(out.c_str());
   }
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
-  if (!node.IsScalar())
+  if (!node.IsScalar()) {
     throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
                         (node.IsMap() ? "map" : "list"));
+  }
   const std::string raw = node.Scalar();
   auto fail = [&]() {
     throw ScenarioError(where.at(node) + ": " + expected + ", got '" + raw + "'");

@@ -304,14 +304,14 @@ std::function<std::unique_ptr<Base>(const EppPluginArgs&)> factory() {
 }
 
 const Factories<EppFilter>& filters() {
-  static const Factories<EppFilter> f = {
+  static const Factories<EppFilter> kFactories = {
       {"prefix-cache-affinity-filter", factory<EppFilter, PrefixCacheAffinityFilter>()},
   };
-  return f;
+  return kFactories;
 }
 
 const Factories<EppScorer>& scorers() {
-  static const Factories<EppScorer> f = {
+  static const Factories<EppScorer> kFactories = {
       {"token-load-scorer", factory<EppScorer, TokenLoadScorer>()},
       {"active-request-scorer", factory<EppScorer, ActiveRequestScorer>()},
       {"queue-scorer", factory<EppScorer, QueueScorer>()},
@@ -320,16 +320,16 @@ const Factories<EppScorer>& scorers() {
       {"load-aware-scorer", factory<EppScorer, LoadAwareScorer>()},
       {"no-hit-lru-scorer", factory<EppScorer, NoHitLruScorer>()},
   };
-  return f;
+  return kFactories;
 }
 
 const Factories<EppPicker>& pickers() {
-  static const Factories<EppPicker> f = {
+  static const Factories<EppPicker> kFactories = {
       {"max-score", factory<EppPicker, MaxScorePicker>()},
       {"random", factory<EppPicker, RandomPicker>()},
       {"weighted-random", factory<EppPicker, WeightedRandomPicker>()},
   };
-  return f;
+  return kFactories;
 }
 
 template <typename Base>

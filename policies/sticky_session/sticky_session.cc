@@ -7,10 +7,10 @@
 namespace fleetsim {
 
 const std::vector<std::string>& sticky_assignment_policies() {
-  static const std::vector<std::string> names = {"hrw",         "chwbl",  "consistent_hash",
-                                                 "round_robin", "random", "least_outstanding",
-                                                 "power_of_two"};
-  return names;
+  static const std::vector<std::string> kNames = {"hrw",         "chwbl",  "consistent_hash",
+                                                  "round_robin", "random", "least_outstanding",
+                                                  "power_of_two"};
+  return kNames;
 }
 
 namespace {

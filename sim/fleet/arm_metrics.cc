@@ -41,7 +41,7 @@ const GoodputSummary& goodput_of(const ArmResult& a) {
 }  // namespace
 
 const std::vector<ArmMetric>& arm_metrics() {
-  static const std::vector<ArmMetric> table = {
+  static const std::vector<ArmMetric> kTable = {
       {"completed", "requests completed", 0, "requests that ended with their last token",
        [](const ArmResult& a) { return static_cast<double>(a.summary.completed); }, false},
       {"prefix_cache_reuse_pct", "prefix-cache reuse %", 1,
@@ -86,7 +86,7 @@ const std::vector<ArmMetric>& arm_metrics() {
        "lowest per-request prefix-cache hit rate of turns 2 and later",
        [](const ArmResult& a) { return turn_hit_rate(a, false); }, false},
   };
-  return table;
+  return kTable;
 }
 
 std::vector<std::string> arm_metric_names() { return entry_names(arm_metrics()); }

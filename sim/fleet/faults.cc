@@ -35,7 +35,7 @@ PodHealth mode_of(const Params& p) {
 }  // namespace
 
 const std::map<std::string, ParamSpec>& fault_specs() {
-  static const std::map<std::string, ParamSpec> specs = {
+  static const std::map<std::string, ParamSpec> kSpecs = {
       {"pod_kill", with_restart(base("pod, GPU or node whose pods die (pod-N, gpu-N, node-N)")
                                     .text("mode", "refused",
                                           "how the dead pod answers: refused (HTTP 502 at once) or "
@@ -64,7 +64,7 @@ const std::map<std::string, ParamSpec>& fault_specs() {
                             .real("extra_ms", 50, "extra one-way latency", 0)
                             .real("duration_s", 0, "how long (0 = until the end)", 0)},
   };
-  return specs;
+  return kSpecs;
 }
 
 std::vector<FaultSpec> parse_faults(const YAML::Node& node, const YamlWhere& where) {

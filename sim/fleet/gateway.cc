@@ -9,7 +9,7 @@
 namespace fleetsim {
 
 const ParamSpec& gateway_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .real("network_latency_ms", 0.25, "one-way latency between the gateway and a pod", 0)
           .real("request_timeout_s", 60,
@@ -62,7 +62,7 @@ const ParamSpec& gateway_spec() {
                 "per request), conversation_hash (session affinity: a hash of the conversation, "
                 "else the session id, else the request)",
                 {"round_robin", "random", "conversation_hash"});
-  return spec;
+  return kSpec;
 }
 
 GatewayConfig gateway_config_from(const Params& p) {
@@ -353,8 +353,9 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
     // Streaming has begun: the first-byte timeout no longer applies.
     loop_.cancel(it->second.timeout);
     it->second.timeout = EventId{};
-    if (auto by = routed_by_.find(r->id); by != routed_by_.end())
+    if (auto by = routed_by_.find(r->id); by != routed_by_.end()) {
       by->second->on_first_token(*r, pod);
+    }
     observer_.on_first_token(*r, pod, loop_.now());
   });
 }

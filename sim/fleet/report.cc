@@ -180,8 +180,9 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   const int cell_w = static_cast<int>(
       std::max<std::size_t>(any_measured ? 22 : 12, longest + (any_measured ? 12 : 2)));
   os << std::left << std::setw(label_w) << "metric";
-  for (const auto& a : r.arms)
+  for (const auto& a : r.arms) {
     os << std::setw(cell_w) << (a.name + (any_measured ? " sim (meas)" : ""));
+  }
   os << "\n";
   auto measured_cell = [&](const ArmResult& a, const char* metric, int decimals) {
     const auto arm_it = s.measured.find(a.name);

@@ -383,7 +383,7 @@ std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
 }
 
 const ParamSpec& client_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .text("retry", "none",
                 "what a client does after a failed attempt: none, fixed (same delay each "
@@ -393,7 +393,7 @@ const ParamSpec& client_spec() {
           .real("retry_delay_ms", 100, "delay before the first retry", 0)
           .real("max_retry_delay_ms", 10000, "cap of the exponential delay", 0)
           .real("jitter", 0.2, "random +- fraction of each delay", 0, 1);
-  return spec;
+  return kSpec;
 }
 
 Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
@@ -466,8 +466,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     const YamlWhere sww = w.child("sweep");
     check_keys(sw, sww, {"vary"});
     const YAML::Node vary = sw["vary"];
-    if (!vary.IsMap())
+    if (!vary.IsMap()) {
       throw ScenarioError(sww.child("vary").at(vary) + ": expected a map path -> [values]");
+    }
     for (const auto& kv : vary) {
       const std::string key = kv.first.as<std::string>();
       if (!kv.second.IsSequence() || kv.second.size() == 0) {

@@ -28,7 +28,7 @@ const SloTargets& SloSpec::for_class(const std::string& slo_class) const {
 }
 
 const ParamSpec& slo_targets_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .real("ttft_ms", 0, "time to first token at the client, at most (0 = no bound)", 0)
           .real("tpot_ms", 0,
@@ -36,7 +36,7 @@ const ParamSpec& slo_targets_spec() {
                 "tokens (0 = no bound)",
                 0)
           .real("e2e_ms", 0, "arrival to last token, at most (0 = no bound)", 0);
-  return spec;
+  return kSpec;
 }
 
 SloSpec parse_slo(const YAML::Node& node, const YamlWhere& where) {

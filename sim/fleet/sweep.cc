@@ -192,8 +192,9 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   for (const auto& [k, v] : r.points.front().vary) keys.push_back(k);
   os << "sweep " << r.scenario << " (" << r.points.size() << " points)\n";
   os << std::left;
-  for (const auto& k : keys)
+  for (const auto& k : keys) {
     os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
+  }
   // Scenarios with an slo section add each arm's SLO attainment.
   const bool slo = !r.points.front().result.arms.empty() &&
                    r.points.front().result.arms.front().summary.goodput.has_value();

@@ -45,25 +45,25 @@ struct Check {
 };
 
 const ParamSpec& figure_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .text("arm", "", "arm name")
           .text("metric", "", "an arm metric's name (fleetsim list metrics)")
           .real("measured", 0, "the measured value")
           .real("abs", std::nan(""), "absolute tolerance (same unit as the metric)", 0)
           .real("rel", std::nan(""), "relative tolerance (fraction of the measured value)", 0);
-  return spec;
+  return kSpec;
 }
 
 const ParamSpec& shape_spec() {
-  static const ParamSpec spec =
+  static const ParamSpec kSpec =
       ParamSpec()
           .text("arm", "", "arm name")
           .text("metric", "", "an arm metric's name (fleetsim list metrics)")
           .real("peak_at", std::nan(""), "the varied value at which the measured curve peaks")
           .real("rising_at_end", std::nan(""),
                 "the measured change from the next-to-last point to the last (> 0)");
-  return spec;
+  return kSpec;
 }
 
 std::vector<std::string> names_of(const ParamSpec& spec) {

@@ -116,8 +116,9 @@ class PrefixSharing : public Workload {
                        0)
               : prefix(static_cast<std::uint64_t>(burst), 1);
       std::int32_t n = sample_int(*config_.burst_size, length_rng_, 1, kMaxBurst);
-      if (max_requests_ > 0)
+      if (max_requests_ > 0) {
         n = static_cast<std::int32_t>(std::min<std::int64_t>(n, max_requests_ - planned_));
+      }
       std::vector<TimeNs> offsets(static_cast<std::size_t>(n), 0);
       for (auto& o : offsets) {
         o = config_.burst_spread > 0

@@ -75,8 +75,9 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
          << " per second (one arrival every ~11.6 days; 0 stops the arrivals)";
       fail(os.str());
     }
-    if (!s.points_.empty() && t <= s.points_.back().first)
+    if (!s.points_.empty() && t <= s.points_.back().first) {
       fail("times must increase at '" + item + "'");
+    }
     s.points_.emplace_back(t, r);
   }
   if (s.points_.empty()) fail("no points");
