@@ -1,6 +1,7 @@
 #include "models/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -87,10 +88,21 @@ bool RooflineCostModel::dequantizes_weights() const {
   return llm_.weight_bytes == 1 && gpu_.fp8_tflops <= 0;
 }
 
-double RooflineCostModel::weight_bytes_per_step() const {
+double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   // The embedding table is only gathered (a few rows a token); every other weight, lm_head
-  // included, is read once per step whatever the batch.
-  return (llm_.weight_bytes_total() - llm_.embedding_params() * kBf16Bytes) / tp_;
+  // included, is read once per step whatever the batch, except the experts of an MoE layer
+  // that none of the step's tokens was routed to. With each token choosing k of E experts, and
+  // the choices taken as uniform and independent, a step of T tokens touches
+  // E (1 - (1 - k/E)^T) experts a layer on average (an upper bound: real routers are skewed,
+  // so a batch shares more experts). One token reads k; a few hundred read nearly all E.
+  double bytes = llm_.weight_bytes_total() - llm_.embedding_params() * kBf16Bytes;
+  if (llm_.is_moe()) {
+    const double e = llm_.num_experts;
+    const double touched =
+        e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, std::max(tokens, 1.0)));
+    bytes -= (e - touched) * llm_.expert_params() * llm_.weight_bytes * llm_.layers;
+  }
+  return bytes / tp_;
 }
 
 RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchEntry> batch) const {
@@ -130,7 +142,7 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   // written. Activations are left out: at the sizes where they would matter (thousands of
   // tokens) the step is compute-bound, so they never move the max().
   const double kv = static_cast<double>(kv_bytes_per_token_);
-  b.bytes = weight_bytes_per_step() + kv * context + kv * tokens;
+  b.bytes = weight_bytes_per_step(tokens) + kv * context + kv * tokens;
   b.memory_ms = b.bytes / (bandwidth_efficiency_ * gpu_.memory_bandwidth_gbs * 1e9) * 1e3;
 
   if (tp_ > 1) {
@@ -164,8 +176,11 @@ std::string RooflineCostModel::describe() const {
                   : "") +
          " x " + fmt("%.2f", compute_efficiency_) + ", " + fmt("%.0f", gpu_.memory_bandwidth_gbs) +
          " GB/s x " + fmt("%.2f", bandwidth_efficiency_) + ", weights " +
-         fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step, KV " +
-         std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
+         fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step" +
+         (llm_.is_moe() ? " at one token (" + std::to_string(llm_.experts_per_token) + " of " +
+                              std::to_string(llm_.num_experts) + " experts)"
+                        : "") +
+         ", KV " + std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
          fmt("%.2f", step_overhead_ms_) + " ms" +
          (tp_ > 1 ? ", all-reduce " + fmt("%.0f", allreduce_bandwidth_gbs_) + " GB/s" : "");
 }

@@ -78,8 +78,9 @@ class RooflineCostModel : public CostModel {
   // True when the linear layers dequantize their weights inside the GEMM (quantized weights,
   // no tensor cores for their type), which then run at dequant_gemm_factor of a BF16 GEMM.
   bool dequantizes_weights() const;
-  // Weight bytes one step streams from DRAM, per GPU (everything but the embedding table).
-  double weight_bytes_per_step() const;
+  // Weight bytes a step of `tokens` tokens streams from DRAM, per GPU: everything but the
+  // embedding table, and of an MoE model's experts only those its tokens were routed to.
+  double weight_bytes_per_step(double tokens = 1) const;
 
  private:
   GpuSpec gpu_;

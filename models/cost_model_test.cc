@@ -46,6 +46,31 @@ TEST(RooflineCostModel, LargePrefillIsComputeBound) {
   EXPECT_NEAR(2 * 6'979'321'856.0 * 8192 / (0.73 * 312e12) * 1e3, 498, 15);
 }
 
+TEST(RooflineCostModel, AnMoeStepReadsOnlyTheExpertsItsTokensWereRoutedTo) {
+  const RooflineCostModel m = roofline("H100-SXM", "Qwen3-30B-A3B-FP8");
+  const LlmSpec& llm = find_model("Qwen3-30B-A3B-FP8");
+  const double expert_bytes = llm.expert_params() * 1;  // FP8
+  const double all = llm.weight_bytes_total() - llm.embedding_params() * 2;
+  const double experts_all = 128 * expert_bytes * 48;
+  // One token: 8 of 128 experts a layer. Two: 128 (1 - (120/128)^2) = 15.5 on average.
+  EXPECT_NEAR(m.weight_bytes_per_step(1), all - experts_all + 8 * expert_bytes * 48, 1);
+  EXPECT_NEAR(m.weight_bytes_per_step(2), all - experts_all + 15.5 * expert_bytes * 48, 1);
+  // A few hundred tokens touch nearly every expert.
+  EXPECT_NEAR(m.weight_bytes_per_step(512) / all, 1.0, 1e-6);
+  for (double t = 1; t < 300; t *= 2) {
+    EXPECT_LT(m.weight_bytes_per_step(t), m.weight_bytes_per_step(2 * t));
+  }
+  // FLOPs count only the chosen experts: a 3B-active model decodes a token far cheaper than a
+  // dense 32B one, but a batch of 64 streams almost all 30B of its weights.
+  const RooflineCostModel dense = roofline("H100-SXM", "Qwen3-32B-FP8");
+  const std::vector<BatchEntry> one = {{1, 1000}};
+  EXPECT_LT(m.breakdown(one).total_ms, 0.5 * dense.breakdown(one).total_ms);
+  std::vector<BatchEntry> batch(64, BatchEntry{1, 1000});
+  EXPECT_GT(m.breakdown(batch).bytes, 0.9 * all);
+  const std::vector<BatchEntry> prefill = {{4096, 0}};
+  EXPECT_LT(m.breakdown(prefill).flops, 0.15 * dense.breakdown(prefill).flops);
+}
+
 TEST(RooflineCostModel, Fp8OnA100MovesHalfTheBytesButComputesAtBf16) {
   const RooflineCostModel bf16 = roofline("A100-80GB-PCIe", "Qwen3-32B");
   const RooflineCostModel fp8 = roofline("A100-80GB-PCIe", "Qwen3-32B-FP8");

@@ -49,24 +49,60 @@ std::vector<LlmSpec> make_catalog() {
       // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json; card: 70.6B.
       {"Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, 2,
        "huggingface.co/meta-llama/Llama-3.1-70B config.json"},
+      // huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json: Llama 3.1 70B's
+      // shapes.
+      {"Llama-3.3-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, 2,
+       "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"},
+      // Mixtures of experts. huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: every
+      // layer sparse (decoder_sparse_step 1, no mlp_only_layers), 128 experts of 768, 8 a token;
+      // card: 30.5B total, 3.3B activated, 29.9B non-embedding.
+      {"Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, 2,
+       "huggingface.co/Qwen/Qwen3-30B-A3B config.json", 128, 8, 768},
+      // huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json: same shapes, block-FP8 linear layers
+      // (the routers, embeddings and lm_head stay BF16).
+      {"Qwen3-30B-A3B-FP8", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, 1,
+       "huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json", 128, 8, 768},
+      // huggingface.co/Qwen/Qwen3-235B-A22B-FP8/blob/main/config.json: 94 layers, 128 experts of
+      // 1536, 8 a token; card: 235B total, 22B activated, 234B non-embedding.
+      {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936, 1,
+       "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json", 128, 8, 1536},
   };
 }
 
 }  // namespace
 
+namespace {
+
+// q, k, v projections (h -> q + 2 kv) and the o projection (q -> h) of one layer.
+double attention_params(const LlmSpec& m) {
+  const double h = m.hidden_size;
+  const double q = static_cast<double>(m.num_heads) * m.head_dim;
+  const double kv = static_cast<double>(m.num_kv_heads) * m.head_dim;
+  return h * (q + 2 * kv) + q * h;
+}
+
+}  // namespace
+
+double LlmSpec::expert_params() const {
+  return is_moe() ? 3.0 * hidden_size * static_cast<double>(moe_intermediate_size) : 0.0;
+}
+
 double LlmSpec::active_params() const {
-  const double h = hidden_size;
-  const double q = static_cast<double>(num_heads) * head_dim;
-  const double kv = static_cast<double>(num_kv_heads) * head_dim;
-  // q, k, v projections (h -> q + 2 kv), o projection (q -> h), gate and up (h -> 2 x I), down.
-  const double per_layer = h * (q + 2 * kv) + q * h + 3.0 * h * intermediate_size;
-  return per_layer * layers;
+  // Gate and up (h -> 2 x I) and down (I -> h) of the dense MLP, or of each chosen expert.
+  const double mlp = is_moe() ? experts_per_token * expert_params()
+                              : 3.0 * hidden_size * static_cast<double>(intermediate_size);
+  return (attention_params(*this) + mlp) * layers;
+}
+
+double LlmSpec::linear_params() const {
+  if (!is_moe()) return active_params();
+  return (attention_params(*this) + num_experts * expert_params()) * layers;
 }
 
 double LlmSpec::embedding_params() const { return static_cast<double>(vocab_size) * hidden_size; }
 
 double LlmSpec::weight_bytes_total() const {
-  const double linear = active_params();
+  const double linear = linear_params();
   const double other = params_b * 1e9 - linear;
   return linear * weight_bytes + other * kBf16Bytes;
 }

@@ -11,11 +11,12 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-TEST(LlmCatalog, HasTheSevenModels) {
-  ASSERT_EQ(model_names().size(), 7u);
+TEST(LlmCatalog, HasTheElevenModels) {
+  ASSERT_EQ(model_names().size(), 11u);
   for (const char* n :
        {"Qwen3-32B", "Qwen3-32B-FP8", "Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct-FP8-dynamic",
-        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-70B"}) {
+        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.3-70B-Instruct",
+        "Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Qwen3-235B-A22B-FP8"}) {
     EXPECT_EQ(find_model(n).name, n);
   }
 }
@@ -42,11 +43,30 @@ TEST(LlmCatalog, ParameterCountsMatchTheModelCards) {
   EXPECT_NEAR(find_model("Qwen3-32B").active_params() / 1e9, 31.2, 0.05);
   EXPECT_NEAR(find_model("Qwen2.5-7B-Instruct").active_params() / 1e9, 6.53, 0.01);
   for (const auto& m : llm_catalog()) {
-    // Linear layers + embedding + untied lm_head account for all but norms and biases.
-    const double accounted = m.active_params() + 2 * m.embedding_params();
+    // Linear layers + embedding + untied lm_head account for all but norms, biases and routers.
+    const double accounted = m.linear_params() + 2 * m.embedding_params();
     EXPECT_NEAR(accounted / (m.params_b * 1e9), 1.0, 2e-3) << m.name;
     EXPECT_FALSE(m.source.empty()) << m.name;
   }
+}
+
+TEST(LlmCatalog, MixturesOfExpertsHoldEveryExpertAndMultiplyTheChosenOnes) {
+  // Model cards: Qwen3-30B-A3B 30.5B total, 3.3B activated, 29.9B non-embedding; Qwen3-235B-A22B
+  // 235B, 22B, 234B. "Activated" counts the embedding and lm_head.
+  const LlmSpec& small = find_model("Qwen3-30B-A3B");
+  EXPECT_TRUE(small.is_moe());
+  EXPECT_FALSE(find_model("Qwen3-32B").is_moe());
+  EXPECT_DOUBLE_EQ(small.expert_params(), 3.0 * 2048 * 768);
+  EXPECT_NEAR(small.linear_params() / 1e9, 29.9, 0.05);
+  EXPECT_NEAR((small.active_params() + 2 * small.embedding_params()) / 1e9, 3.3, 0.05);
+  const LlmSpec& big = find_model("Qwen3-235B-A22B-FP8");
+  EXPECT_NEAR(big.linear_params() / 1e9, 234.0, 0.5);
+  EXPECT_NEAR((big.active_params() + 2 * big.embedding_params()) / 1e9, 22.0, 0.2);
+  // Memory holds every expert: 29.9e9 FP8 bytes + 0.65e9 BF16 params x 2.
+  EXPECT_NEAR(find_model("Qwen3-30B-A3B-FP8").weight_bytes_total() / 1e9, 31.13, 0.05);
+  // Dense models: the two counts are one.
+  EXPECT_DOUBLE_EQ(find_model("Llama-3.1-8B").linear_params(),
+                   find_model("Llama-3.1-8B").active_params());
 }
 
 TEST(LlmCatalog, WeightBytesKeepEmbeddingsInBf16ForFp8) {
