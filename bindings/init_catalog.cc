@@ -87,6 +87,10 @@ void init_catalog(py::module_& m) {
           d["head_dim"] = l.head_dim;
           d["intermediate_size"] = l.intermediate_size;
           d["vocab_size"] = l.vocab_size;
+          d["num_experts"] = l.num_experts;
+          d["experts_per_token"] = l.experts_per_token;
+          d["moe_intermediate_size"] = l.moe_intermediate_size;
+          d["active_params_b"] = (l.active_params() + 2 * l.embedding_params()) / 1e9;
           d["weight_bytes"] = l.weight_bytes;
           d["weight_gib"] = l.weight_bytes_total() / (1024.0 * 1024 * 1024);
           d["kv_bytes_per_token_bf16"] = l.kv_bytes_per_token(2, 1);
@@ -97,6 +101,8 @@ void init_catalog(py::module_& m) {
       },
       "The LLM catalog (`fleet.model` values) as a list of dicts: name, params_b, layers, "
       "hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size, vocab_size, "
+      "num_experts, experts_per_token, moe_intermediate_size (0 for dense models), "
+      "active_params_b (a token's parameters, embedding and lm_head included), "
       "weight_bytes (per linear parameter), weight_gib, kv_bytes_per_token_bf16, source.");
   m.def(
       "policies", [] { return entries(PolicyRegistry::instance(), true); },

@@ -150,7 +150,12 @@ def test_catalog(flagship):
     assert {"epp", "chwbl", "round_robin"} <= {p["name"] for p in fleetsim.policies()}
     assert "multi_turn_chat" in {w["name"] for w in fleetsim.workloads()}
     assert "A100-80GB-PCIe" in {g["name"] for g in fleetsim.gpus()}
-    assert "Qwen3-32B-FP8" in {m["name"] for m in fleetsim.models()}
+    models = {m["name"]: m for m in fleetsim.models()}
+    assert "Qwen3-32B-FP8" in models
+    assert models["Qwen3-32B"]["num_experts"] == 0
+    moe = models["Qwen3-30B-A3B"]
+    assert (moe["num_experts"], moe["experts_per_token"]) == (128, 8)
+    assert moe["active_params_b"] == pytest.approx(3.3, abs=0.05)  # the model card's figure
     assert "affinity_threshold" in fleetsim.describe("epp")
     assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
     assert fleetsim.cost_model_params()
