@@ -20,6 +20,7 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/model_defs.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -243,6 +244,13 @@ int cmd_describe(const std::string& name) {
               << (name == "server" ? server_spec() : cost_model_spec()).describe();
     return 0;
   }
+  if (name == "model") {
+    std::cout << "fleet.models: your own models, each a map of these config.json fields, named "
+                 "by fleet.model or a pool's model like a catalog entry (fleetsim list models)\n"
+              << "parameters:\n"
+              << model_def_spec().describe();
+    return 0;
+  }
   if (name == "slo") {
     std::cout << "slo: the targets behind goodput@SLO; a request is good when it completed within "
                  "every target of its SLO class\nparameters (also under classes: {NAME: {...}}, "
@@ -256,7 +264,7 @@ int cmd_describe(const std::string& name) {
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model", "slo"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo", "model"};
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);
@@ -377,8 +385,10 @@ int main(int argc, char** argv) {
   std::string describe_name;
   CLI::App* describe_cmd = app.add_subcommand(
       "describe",
-      "show the parameters of a policy, a workload, or the server / cost_model / slo sections");
-  describe_cmd->add_option("name", describe_name, "policy, workload, server, cost_model or slo")
+      "show the parameters of a policy, a workload, or the server / cost_model / slo / model "
+      "sections");
+  describe_cmd
+      ->add_option("name", describe_name, "policy, workload, server, cost_model, slo or model")
       ->required();
 
   CLI11_PARSE(app, argc, argv);

@@ -95,7 +95,9 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   // the choices taken as uniform and independent, a step of T tokens touches
   // E (1 - (1 - k/E)^T) experts a layer on average (an upper bound: real routers are skewed,
   // so a batch shares more experts). One token reads k; a few hundred read nearly all E.
-  double bytes = llm_.weight_bytes_total() - llm_.embedding_params() * kBf16Bytes;
+  // (A model with tied embeddings reads the table whole as its lm_head.)
+  double bytes = llm_.weight_bytes_total() -
+                 (llm_.tied_embeddings ? 0.0 : llm_.embedding_params() * kBf16Bytes);
   if (llm_.is_moe()) {
     const double e = llm_.num_experts;
     const double touched =

@@ -25,6 +25,8 @@ struct LlmSpec {
   std::int32_t num_experts = 0;            // num_experts
   std::int32_t experts_per_token = 0;      // num_experts_per_tok
   std::int32_t moe_intermediate_size = 0;  // moe_intermediate_size
+  // tie_word_embeddings: lm_head is the embedding table, held once (none of the catalog's).
+  bool tied_embeddings = false;
 
   bool is_moe() const { return num_experts > 0; }
   // Parameters of the decoder's linear layers a token is multiplied by (q, k, v, o, and the
@@ -52,6 +54,8 @@ const std::vector<LlmSpec>& llm_catalog();
 
 // The entry named `name`; throws UnknownNameError("model", name, valid names) if there is none.
 const LlmSpec& find_model(const std::string& name);
+// Same, looking first among `extra` (a scenario's own model definitions, fleet.models).
+const LlmSpec& find_model(const std::vector<LlmSpec>& extra, const std::string& name);
 
 std::vector<std::string> model_names();
 

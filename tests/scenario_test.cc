@@ -4,6 +4,8 @@
 
 #include "sim/distribution.h"
 #include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 #include "tests/test_util.h"
 
@@ -208,6 +210,27 @@ TEST(Scenario, GatewayReplicasAreValidated) {
       << e;
   e = error_of(pooled_with("replica_assignment: round_robin", "replica_assignment: sticky"));
   EXPECT_NE(e.find("valid values: round_robin, random, conversation_hash"), std::string::npos) << e;
+}
+
+TEST(Scenario, AModelOfItsOwnRunsLikeTheCatalogEntryOfTheSameShapes) {
+  // Qwen2.5-7B-Instruct's config.json (and the card's parameter count, biases included) under
+  // another name gives the very same run.
+  const std::string own =
+      with("model: Qwen2.5-7B-Instruct",
+           "model: my-qwen\n  models:\n    - {name: my-qwen, num_hidden_layers: 28, "
+           "hidden_size: 3584, num_attention_heads: 28, num_key_value_heads: 4, "
+           "intermediate_size: 18944, vocab_size: 152064, params_b: 7.6156}");
+  const Scenario mine = parse_scenario(own, "own.yaml");
+  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
+  ASSERT_EQ(mine.fleet.models.size(), 1u);
+  nlohmann::json a = result_json(run_scenario(mine, 1), mine);
+  nlohmann::json b = result_json(run_scenario(cat, 1), cat);
+  EXPECT_EQ(a["fleet"]["model"], "my-qwen");
+  a["fleet"]["model"] = b["fleet"]["model"];
+  EXPECT_EQ(a.dump(), b.dump());
+  // Unknown names list the scenario's models beside the catalog's.
+  const std::string e = error_of(own, {"fleet.model=their-qwen"});
+  EXPECT_NE(e.find("valid models: my-qwen, Qwen3-32B"), std::string::npos) << e;
 }
 
 }  // namespace

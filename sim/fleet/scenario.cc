@@ -19,7 +19,9 @@
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/model_defs.h"
 #include "sim/fleet/workload.h"
+#include "sim/named.h"
 #include "sim/yaml_checks.h"
 
 namespace fleetsim {
@@ -97,8 +99,12 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 // `required` says a name must come from one of them.
 std::string catalog_name(const YAML::Node& n, const std::string& key, const YamlWhere& w,
                          const std::string& inherited, bool is_gpu, bool required,
-                         const std::string& where_else) {
-  const std::string valid = join(is_gpu ? gpu_names() : model_names(), ", ");
+                         const std::string& where_else, const std::vector<LlmSpec>& models) {
+  std::vector<std::string> names = is_gpu ? gpu_names() : entry_names(models);
+  if (!is_gpu) {
+    for (const auto& m : model_names()) names.push_back(m);
+  }
+  const std::string valid = join(names, ", ");
   const YAML::Node v = n[key];
   if (!v.IsDefined() || v.IsNull()) {
     if (required && inherited.empty()) {
@@ -112,7 +118,7 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
     if (is_gpu) {
       find_gpu(name);
     } else {
-      find_model(name);
+      find_model(models, name);
     }
   } catch (const UnknownNameError& e) {
     throw ScenarioError(w.child(key).at(v) + ": " + e.what());
@@ -221,8 +227,8 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     p.pods = static_cast<std::int32_t>(lp.get_int("pods"));
     p.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
     const std::string here = " (set it on the pool or at fleet level)";
-    p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, true, here);
-    p.model = catalog_name(n, "model", pw, f.model, false, true, here);
+    p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, true, here, f.models);
+    p.model = catalog_name(n, "model", pw, f.model, false, true, here, f.models);
     p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
     check_gpu_share(n, pw, p.pods_per_gpu, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
@@ -250,10 +256,13 @@ std::string joined(const std::vector<PoolSpec>& pools, std::string PoolSpec::*fi
 }
 
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
-  check_keys(
-      n, w,
-      {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model", "pools"});
+  check_keys(n, w,
+             {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model",
+              "pools", "models"});
   FleetSpec f;
+  if (const YAML::Node models = n["models"]; models.IsDefined()) {
+    f.models = parse_model_defs(models, w.child("models"));
+  }
   const YAML::Node pool_list = n["pools"];
   const bool pooled = pool_list.IsDefined() && !pool_list.IsNull();
   const YAML::Node pods = n["pods"];
@@ -275,8 +284,8 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   const Params lp = layout.resolve(layout_node, w);
   f.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
   f.gpus_per_node = static_cast<std::int32_t>(lp.get_int("gpus_per_node"));
-  f.gpu = catalog_name(n, "gpu", w, "", true, !pooled, "");
-  f.model = catalog_name(n, "model", w, "", false, !pooled, "");
+  f.gpu = catalog_name(n, "gpu", w, "", true, !pooled, "", f.models);
+  f.model = catalog_name(n, "model", w, "", false, !pooled, "", f.models);
   f.server = server_spec().resolve(n["server"], w.child("server"));
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),

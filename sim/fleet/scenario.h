@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/llm_catalog.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/slo.h"
 #include "sim/params.h"
@@ -48,6 +49,8 @@ struct FleetSpec {
   // fleet.pools; empty = one pool made of the fields above. Pods are numbered pool by pool, in
   // list order.
   std::vector<PoolSpec> pools;
+  // fleet.models: the scenario's own model definitions, found by name before the catalog.
+  std::vector<LlmSpec> models;
 };
 
 // The fleet's pools: fleet.pools, or one pool named "default" made of the fleet-level fields.

@@ -1,0 +1,129 @@
+#include "sim/fleet/model_defs.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/errors.h"
+#include "sim/yaml_checks.h"
+
+namespace fleetsim {
+
+const ParamSpec& model_def_spec() {
+  static const ParamSpec kSpec =
+      ParamSpec()
+          .text("name", "", "the name fleet.model and pools use (not a catalog name)")
+          .integer("num_hidden_layers", 0, "decoder layers", 0, 1000)
+          .integer("hidden_size", 0, "hidden size", 0, 1e6)
+          .integer("num_attention_heads", 0, "query heads", 0, 10000)
+          .integer("num_key_value_heads", 0, "KV heads (GQA); 0 = num_attention_heads", 0, 10000)
+          .integer("head_dim", 0, "head dimension; 0 = hidden_size / num_attention_heads", 0, 10000)
+          .integer("intermediate_size", 0, "MLP intermediate size (dense models)", 0, 1e7)
+          .integer("vocab_size", 0, "vocabulary size", 0, 1e8)
+          .integer("num_experts", 0, "experts per layer of a mixture of experts; 0 = dense", 0,
+                   100000)
+          .integer("num_experts_per_tok", 0, "experts the router picks for each token", 0, 100000)
+          .integer("moe_intermediate_size", 0, "intermediate size of each expert", 0, 1e7)
+          .boolean("tie_word_embeddings", false, "lm_head is the embedding table")
+          .integer("weight_bytes", 2,
+                   "bytes per linear-layer parameter: 2 = BF16/FP16, 1 = FP8 (embeddings, "
+                   "lm_head and norms stay BF16)",
+                   1, 2)
+          .real("params_b", 0,
+                "total parameters in billions, as the model card gives them; 0 = computed from "
+                "the shapes (linear layers, embeddings and lm_head)",
+                0, 1e5)
+          .text("source", "", "where the figures come from (the config.json), for the record");
+  return kSpec;
+}
+
+namespace {
+
+std::int32_t get32(const Params& p, const char* name) {
+  return static_cast<std::int32_t>(p.get_int(name));
+}
+
+LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
+  const Params p = model_def_spec().resolve(n, w);
+  auto need = [&](const char* field, bool ok, const std::string& expected) {
+    if (!ok) throw ScenarioError(w.child(field).at(n) + ": " + expected);
+  };
+  LlmSpec m;
+  m.name = p.get_string("name");
+  need("name", !m.name.empty(), "missing field 'name' (the name fleet.model refers to)");
+  m.layers = get32(p, "num_hidden_layers");
+  m.hidden_size = get32(p, "hidden_size");
+  m.num_heads = get32(p, "num_attention_heads");
+  m.vocab_size = get32(p, "vocab_size");
+  for (const char* f : {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"}) {
+    need(f, p.get_int(f) > 0,
+         std::string("missing field '") + f + "' (an integer >= 1, from " +
+             "the model's config.json)");
+  }
+  m.num_kv_heads = get32(p, "num_key_value_heads");
+  if (m.num_kv_heads == 0) m.num_kv_heads = m.num_heads;
+  need("num_key_value_heads", m.num_heads % m.num_kv_heads == 0,
+       "num_attention_heads (" + std::to_string(m.num_heads) + ") must be a multiple of it (" +
+           std::to_string(m.num_kv_heads) + ")");
+  m.head_dim = get32(p, "head_dim");
+  if (m.head_dim == 0) {
+    need("head_dim", m.hidden_size % m.num_heads == 0,
+         "missing field 'head_dim': hidden_size is not a multiple of num_attention_heads");
+    m.head_dim = m.hidden_size / m.num_heads;
+  }
+  m.intermediate_size = get32(p, "intermediate_size");
+  m.num_experts = get32(p, "num_experts");
+  m.experts_per_token = get32(p, "num_experts_per_tok");
+  m.moe_intermediate_size = get32(p, "moe_intermediate_size");
+  if (m.num_experts > 0) {
+    need("num_experts_per_tok", m.experts_per_token >= 1 && m.experts_per_token <= m.num_experts,
+         "expected an integer in [1, num_experts] for a mixture of experts");
+    need("moe_intermediate_size", m.moe_intermediate_size > 0,
+         "missing field 'moe_intermediate_size' (an integer >= 1) for a mixture of experts");
+  } else {
+    need("intermediate_size", m.intermediate_size > 0,
+         "missing field 'intermediate_size' (an integer >= 1; or num_experts, "
+         "num_experts_per_tok and moe_intermediate_size for a mixture of experts)");
+    need("num_experts_per_tok", m.experts_per_token == 0 && m.moe_intermediate_size == 0,
+         "expert fields need num_experts >= 1");
+  }
+  m.tied_embeddings = p.get_bool("tie_word_embeddings");
+  m.weight_bytes = get32(p, "weight_bytes");
+  m.source = p.get_string("source");
+  const double from_shapes =
+      m.linear_params() + m.embedding_params() * (m.tied_embeddings ? 1.0 : 2.0);
+  m.params_b = p.get_double("params_b") > 0 ? p.get_double("params_b") : from_shapes / 1e9;
+  need("params_b", m.params_b * 1e9 >= from_shapes * 0.99,
+       "the shapes alone hold " + std::to_string(from_shapes / 1e9) +
+           " billion parameters; expected at least that (or 0 to compute it)");
+  return m;
+}
+
+}  // namespace
+
+std::vector<LlmSpec> parse_model_defs(const YAML::Node& list, const YamlWhere& where) {
+  if (!list.IsSequence() || list.size() == 0) {
+    throw ScenarioError(where.at(list) +
+                        ": expected a non-empty list of models, each {name, num_hidden_layers, "
+                        "hidden_size, ...} (fleetsim describe model)");
+  }
+  std::vector<LlmSpec> out;
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YamlWhere w = where.child(std::to_string(i));
+    LlmSpec m = parse_one(list[i], w);
+    const auto catalog = model_names();
+    if (std::find(catalog.begin(), catalog.end(), m.name) != catalog.end()) {
+      throw ScenarioError(w.child("name").at(list[i]) + ": '" + m.name +
+                          "' is a catalog model (fleetsim list models); give yours another name");
+    }
+    if (!names.insert(m.name).second) {
+      throw ScenarioError(w.child("name").at(list[i]) + ": duplicate model name '" + m.name + "'");
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace fleetsim
