@@ -121,7 +121,9 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
       find_model(models, name);
     }
   } catch (const UnknownNameError& e) {
-    throw ScenarioError(w.child(key).at(v) + ": " + e.what());
+    throw ScenarioError(
+        w.child(key).at(v) + ": " + e.what() +
+        (is_gpu ? "" : "; or describe it under fleet.models (fleetsim describe model)"));
   }
   return name;
 }
