@@ -45,9 +45,13 @@ double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
   const double parts = std::max<std::int32_t>(1, tp);
   // The largest live set of a forward pass is inside the MLP: the fused gate_up output
   // [T, 2 I / tp] and the SiLU-and-mul output [T, I / tp], next to about four [T, H] tensors
-  // (residual stream, normed input, attention output, MLP output).
-  const double per_token =
-      3.0 * static_cast<double>(llm.intermediate_size) / parts + 4.0 * llm.hidden_size;
+  // (residual stream, normed input, attention output, MLP output). An MoE layer holds them for
+  // each of a token's k experts, plus the k expert outputs before their weighted sum (vLLM's
+  // fused_moe intermediate caches [T, k, 2 I], [T k, I] and [T, k, H]).
+  const double mlp = llm.is_moe() ? llm.experts_per_token *
+                                        (3.0 * llm.moe_intermediate_size / parts + llm.hidden_size)
+                                  : 3.0 * static_cast<double>(llm.intermediate_size) / parts;
+  const double per_token = mlp + 4.0 * llm.hidden_size;
   const double forward = tokens * per_token * kActivationBytes;
   // The dummy sampler run computes logits for min(max_num_seqs, T) requests over the full
   // vocabulary (logits are gathered onto every rank's sampler).

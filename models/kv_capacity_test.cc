@@ -46,6 +46,16 @@ TEST(KvCapacity, TensorParallelSplitsWeightsAndKv) {
   EXPECT_GT(tp8.num_blocks, tp4.num_blocks);
 }
 
+TEST(KvCapacity, AnMoeForwardHoldsEachChosenExpertsActivations) {
+  // Qwen3-30B-A3B at 2,048 tokens: k (3 I_moe + H) + 4 H = 8 x (2,304 + 2,048) + 8,192 = 43,008
+  // BF16 values a token, whatever its unused dense intermediate_size.
+  LlmSpec m = find_model("Qwen3-30B-A3B");
+  const double sampler = 256.0 * 151936 * (2 + 4 + 4);  // logits, their FP32 copy, probabilities
+  EXPECT_NEAR(profiling_activation_bytes(m, 1, 2048, 256) - sampler, 2048.0 * 43008 * 2, 1);
+  m.intermediate_size = 0;
+  EXPECT_NEAR(profiling_activation_bytes(m, 1, 2048, 256) - sampler, 2048.0 * 43008 * 2, 1);
+}
+
 TEST(KvCapacity, MoreUtilizationMoreBlocks) {
   const GpuSpec& gpu = find_gpu("H100-SXM");
   const LlmSpec& llm = find_model("Llama-3.1-8B");
