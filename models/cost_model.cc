@@ -58,7 +58,8 @@ std::string fmt(const char* format, double v) {
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
                                      double compute_efficiency, double bandwidth_efficiency,
                                      double step_overhead_ms, double allreduce_bandwidth_gbs,
-                                     std::int32_t kv_dtype_bytes, double dequant_gemm_factor)
+                                     std::int32_t kv_dtype_bytes, double dequant_gemm_factor,
+                                     double allreduce_latency_us)
     : gpu_(std::move(gpu)),
       llm_(std::move(llm)),
       tp_(tp),
@@ -68,6 +69,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
       allreduce_bandwidth_gbs_(allreduce_bandwidth_gbs > 0 ? allreduce_bandwidth_gbs
                                                            : gpu_.interconnect_gbs),
       dequant_gemm_factor_(dequant_gemm_factor),
+      allreduce_latency_us_(allreduce_latency_us),
       kv_bytes_per_token_(0) {
   if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
   if (compute_efficiency_ <= 0 || bandwidth_efficiency_ <= 0 || dequant_gemm_factor_ <= 0) {
@@ -149,11 +151,12 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
 
   if (tp_ > 1) {
     // Ring all-reduce of the [tokens, hidden] BF16 activations: each GPU sends and receives
-    // 2 (tp - 1) / tp of the buffer.
+    // 2 (tp - 1) / tp of the buffer, after a fixed latency per all-reduce.
     const double buffer = tokens * llm_.hidden_size * kBf16Bytes;
     const double per_gpu = 2.0 * (parts - 1.0) / parts * buffer;
     b.allreduce_ms =
-        kAllReducesPerLayer * llm_.layers * per_gpu / (allreduce_bandwidth_gbs_ * 1e9) * 1e3;
+        kAllReducesPerLayer * llm_.layers *
+        (allreduce_latency_us_ * 1e-3 + per_gpu / (allreduce_bandwidth_gbs_ * 1e9) * 1e3);
   }
   b.overhead_ms = step_overhead_ms_;
   b.total_ms = std::max(b.compute_ms, b.memory_ms) + b.allreduce_ms + b.overhead_ms;
@@ -184,7 +187,9 @@ std::string RooflineCostModel::describe() const {
                         : "") +
          ", KV " + std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
          fmt("%.2f", step_overhead_ms_) + " ms" +
-         (tp_ > 1 ? ", all-reduce " + fmt("%.0f", allreduce_bandwidth_gbs_) + " GB/s" : "");
+         (tp_ > 1 ? ", all-reduce " + fmt("%.0f", allreduce_bandwidth_gbs_) + " GB/s after " +
+                        fmt("%.1f", allreduce_latency_us_) + " us"
+                  : "");
 }
 
 double FittedCostModel::step_time_ms(std::span<const BatchEntry> batch) const {
@@ -262,6 +267,11 @@ const ParamSpec& cost_model_spec() {
               "roofline: per-direction GPU link bandwidth for tensor-parallel all-reduces, GB/s; "
               "0 = the GPU catalog's interconnect (NVLink or PCIe)",
               0.0)
+        .real("allreduce_latency_us", kDefaultAllreduceLatencyUs,
+              "roofline: fixed cost of each tensor-parallel all-reduce (two a layer), us "
+              "(sgl-project/sglang#2904: vLLM's custom all-reduce on H100, 8.5-11.8 us for "
+              "512 B-32 KB); set it higher for GPUs joined by PCIe",
+              0.0, 1e6)
         .real("prefill_a_ms", 1.5, "fitted: prefill intercept, ms per step with a prefill")
         .real("prefill_b_ms_per_token", 0.06129, "fitted: prefill ms per new token")
         .real("prefill_c_ms_per_token2", 1.151e-6,
@@ -284,7 +294,7 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
         gpu, llm, tp, params.get_double("compute_efficiency"),
         params.get_double("bandwidth_efficiency"), params.get_double("step_overhead_ms"),
         params.get_double("allreduce_bandwidth_gbs"), kv_dtype_bytes,
-        params.get_double("dequant_gemm_factor"));
+        params.get_double("dequant_gemm_factor"), params.get_double("allreduce_latency_us"));
   }
   if (type == "fitted") {
     FittedCoefficients c;

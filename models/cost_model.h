@@ -47,6 +47,11 @@ inline constexpr double kDefaultStepOverheadMs = 1.5;
 // Weight-only quantized GEMMs that dequantize inside the kernel (Marlin W8A16: FP8 weights on a
 // GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
 inline constexpr double kDefaultDequantGemmFactor = 0.62;
+// A tensor-parallel all-reduce's fixed cost, whatever its size: vLLM's custom all-reduce on an
+// H100 node takes 8.5 to 11.8 us for 512 B to 32 KB at TP 2, 4 and 8 (9.1, 8.5 and 9.2 us at
+// TP 4), measured without CUDA graphs (sgl-project/sglang#2904). Decode steps of a few dozen
+// tokens send messages that small, so this, not the link bandwidth, sets their all-reduce time.
+inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 
 class RooflineCostModel : public CostModel {
  public:
@@ -54,7 +59,8 @@ class RooflineCostModel : public CostModel {
   RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, double compute_efficiency,
                     double bandwidth_efficiency, double step_overhead_ms,
                     double allreduce_bandwidth_gbs, std::int32_t kv_dtype_bytes = 2,
-                    double dequant_gemm_factor = kDefaultDequantGemmFactor);
+                    double dequant_gemm_factor = kDefaultDequantGemmFactor,
+                    double allreduce_latency_us = kDefaultAllreduceLatencyUs);
 
   // Per-GPU quantities of one step, for tests and diagnostics.
   struct Breakdown {
@@ -91,6 +97,7 @@ class RooflineCostModel : public CostModel {
   double step_overhead_ms_;
   double allreduce_bandwidth_gbs_;
   double dequant_gemm_factor_;
+  double allreduce_latency_us_;
   std::int64_t kv_bytes_per_token_;  // per GPU
 };
 

@@ -129,13 +129,20 @@ TEST(RooflineCostModel, TensorParallelSplitsWorkAndAddsAllReduce) {
   const auto b4 = tp4.breakdown(batch);
   EXPECT_NEAR(b4.flops, b1.flops / 4, b1.flops * 1e-12);
   EXPECT_EQ(b1.allreduce_ms, 0.0);
-  // 2 all-reduces x 80 layers x 2 (3/4) x 2049 tokens x 8192 x 2 B over 450 GB/s.
-  const double expected = 2 * 80 * 1.5 * 2049.0 * 8192 * 2 / 450e9 * 1e3;
-  EXPECT_NEAR(b4.allreduce_ms, expected, 1e-9);
+  // 2 all-reduces x 80 layers, each 9 us plus 2 (3/4) x 2049 tokens x 8192 x 2 B over 450 GB/s.
+  const double latency = 2 * 80 * 9e-3;
+  const double transfer = 2 * 80 * 1.5 * 2049.0 * 8192 * 2 / 450e9 * 1e3;
+  EXPECT_NEAR(b4.allreduce_ms, latency + transfer, 1e-9);
   // A user-given link bandwidth overrides the catalog's.
   const RooflineCostModel pcie(find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 4, 0.73, 0.78,
                                1.5, 45.0);
-  EXPECT_NEAR(pcie.breakdown(batch).allreduce_ms, 10 * expected, 1e-9);
+  EXPECT_NEAR(pcie.breakdown(batch).allreduce_ms, latency + 10 * transfer, 1e-9);
+  // A one-token decode step's all-reduces are almost all latency: 160 x 9 us = 1.44 ms.
+  const std::vector<BatchEntry> one = {{1, 1000}};
+  EXPECT_NEAR(tp4.breakdown(one).allreduce_ms, 1.44, 0.01);
+  const RooflineCostModel no_latency(find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 4, 0.73,
+                                     0.78, 1.5, 0.0, 2, kDefaultDequantGemmFactor, 0.0);
+  EXPECT_LT(no_latency.breakdown(one).allreduce_ms, 0.01);
 }
 
 TEST(RooflineCostModel, EmptyBatchTakesNoTime) {
