@@ -19,9 +19,8 @@ KvBlockCache::KvBlockCache(std::int32_t num_blocks, std::int32_t block_size,
     throw InternalError("KvBlockCache: block_size must be positive, got " +
                         std::to_string(block_size));
   }
-  blocks_.resize(static_cast<size_t>(num_blocks));
-  for (std::int32_t b = 0; b < num_blocks; ++b) queue_push_back(b);
-  if (prefix_caching_) hash_to_block_.reserve(static_cast<size_t>(num_blocks));
+  num_blocks_ = num_blocks;
+  num_free_ = num_blocks;
 }
 
 std::int32_t KvBlockCache::blocks_needed(std::int32_t tokens) const {
@@ -183,6 +182,12 @@ void KvBlockCache::queue_push_back(std::int32_t b) {
 }
 
 std::int32_t KvBlockCache::pop_free_head() {
+  if (static_cast<std::int32_t>(blocks_.size()) < num_blocks_) {
+    // The head of the queue is the next untouched block.
+    blocks_.emplace_back();
+    --num_free_;
+    return static_cast<std::int32_t>(blocks_.size()) - 1;
+  }
   const std::int32_t b = head_;
   if (b == kNone) throw InternalError("KvBlockCache: free queue empty");
   queue_remove(b);
@@ -215,8 +220,11 @@ void KvBlockCache::check_invariants() const {
       }
     }
   }
-  if (free_count != num_free_) {
-    fail(std::to_string(free_count) + " ref-0 blocks but num_free " + std::to_string(num_free_));
+  const std::int64_t untouched = num_blocks_ - static_cast<std::int64_t>(blocks_.size());
+  if (untouched < 0) fail("more blocks stored than the pool has");
+  if (free_count + untouched != num_free_) {
+    fail(std::to_string(free_count) + " ref-0 blocks and " + std::to_string(untouched) +
+         " untouched but num_free " + std::to_string(num_free_));
   }
   std::int64_t queue_len = 0;
   std::int32_t prev = kNone;

@@ -56,11 +56,11 @@ class KvBlockCache {
   void free(std::int64_t req_id);
 
   std::int32_t block_size() const { return block_size_; }
-  std::int32_t num_blocks() const { return static_cast<std::int32_t>(blocks_.size()); }
+  std::int32_t num_blocks() const { return num_blocks_; }
   // Blocks with ref count 0, cached or not.
   std::int32_t num_free_blocks() const { return num_free_; }
   double usage() const {
-    return 1.0 - static_cast<double>(num_free_) / static_cast<double>(blocks_.size());
+    return 1.0 - static_cast<double>(num_free_) / static_cast<double>(num_blocks_);
   }
   std::int32_t blocks_held(std::int64_t req_id) const;
   // Hashes in the map, i.e. blocks a lookup can hit.
@@ -102,13 +102,20 @@ class KvBlockCache {
   void queue_push_back(std::int32_t b);
   std::int32_t pop_free_head();
 
+  // Blocks a request has held at least once, in index order. The pool starts as a free queue of
+  // num_blocks_ untouched blocks in index order, and pops take its head, so the untouched blocks
+  // blocks_.size() .. num_blocks_ - 1 always make up the head of the queue, ahead of every
+  // released block: they are counted, not stored, and a pod's memory follows what it has used,
+  // not its capacity (a pod of a big tensor-parallel group has millions of blocks).
   std::vector<Block> blocks_;
+  std::int32_t num_blocks_ = 0;
   std::vector<KvEvent>* events_ = nullptr;
   std::int32_t block_size_;
   bool prefix_caching_;
+  // The queue of released blocks (after the untouched ones).
   std::int32_t head_ = kNone;
   std::int32_t tail_ = kNone;
-  std::int32_t num_free_ = 0;
+  std::int32_t num_free_ = 0;  // untouched + released
   std::int64_t evictions_ = 0;
   std::unordered_map<BlockHash, std::int32_t> hash_to_block_;
   std::unordered_map<std::int64_t, RequestBlocks> requests_;

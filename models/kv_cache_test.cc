@@ -33,6 +33,22 @@ TEST(KvBlockCache, StartsEmpty) {
   c.check_invariants();
 }
 
+TEST(KvBlockCache, APoolOfMillionsCostsWhatItUses) {
+  // A pod of a big tensor-parallel group: 2^31 - 1 blocks. Only touched blocks are stored, and
+  // untouched ones still come off the queue before any released block, in index order.
+  KvBlockCache c(2'147'483'647, 16, true);
+  EXPECT_EQ(c.num_free_blocks(), 2'147'483'647);
+  const std::vector<BlockHash> h = {11, 12, 13};
+  ASSERT_TRUE(c.allocate(1, h, 0, 48));
+  c.cache_full_blocks(1, h, 48);
+  c.free(1);
+  ASSERT_TRUE(c.allocate(2, {}, 0, 16 * 1000));
+  EXPECT_EQ(c.num_cached_blocks(), 3);  // request 2 took untouched blocks, not the cached ones
+  EXPECT_EQ(c.evictions(), 0);
+  EXPECT_EQ(c.num_free_blocks(), 2'147'483'647 - 1000);
+  c.check_invariants();
+}
+
 TEST(KvBlockCache, AllocateRoundsUpAndGrows) {
   KvBlockCache c(10, 16, true);
   ASSERT_TRUE(c.allocate(1, {}, 0, 33));  // ceil(33 / 16) = 3

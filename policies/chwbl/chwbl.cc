@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/errors.h"
+
 namespace fleetsim {
 
 std::uint64_t HashRing::node_position(const std::string& name, int i) {
@@ -13,16 +15,38 @@ std::uint64_t HashRing::node_position(const std::string& name, int i) {
 }
 
 bool HashRing::has_pod(int pod) const {
-  return std::find(pods_.begin(), pods_.end(), pod) != pods_.end();
+  return pod >= 0 && static_cast<size_t>(pod) < on_ring_.size() &&
+         on_ring_[static_cast<size_t>(pod)] != 0;
+}
+
+namespace {
+
+bool ring_order(const HashRing::Node& a, const HashRing::Node& b) {
+  return a.position != b.position ? a.position < b.position : a.pod < b.pod;
+}
+
+}  // namespace
+
+bool HashRing::append_nodes(int pod, const std::string& name) {
+  if (has_pod(pod)) return false;
+  if (pod < 0) throw InternalError("HashRing: pod index " + std::to_string(pod));
+  if (on_ring_.size() <= static_cast<size_t>(pod)) on_ring_.resize(static_cast<size_t>(pod) + 1, 0);
+  on_ring_[static_cast<size_t>(pod)] = 1;
+  for (int i = 0; i < vnodes_per_pod_; ++i) nodes_.push_back({node_position(name, i), pod});
+  return true;
 }
 
 void HashRing::add_pod(int pod, const std::string& name) {
-  if (has_pod(pod)) return;
-  pods_.push_back(pod);
-  for (int i = 0; i < vnodes_per_pod_; ++i) nodes_.push_back({node_position(name, i), pod});
-  std::sort(nodes_.begin(), nodes_.end(), [](const Node& a, const Node& b) {
-    return a.position != b.position ? a.position < b.position : a.pod < b.pod;
-  });
+  const auto old_size = static_cast<std::ptrdiff_t>(nodes_.size());
+  if (!append_nodes(pod, name)) return;
+  // Sort the new nodes and merge them in: linear in the ring, not a sort of all of it.
+  std::sort(nodes_.begin() + old_size, nodes_.end(), ring_order);
+  std::inplace_merge(nodes_.begin(), nodes_.begin() + old_size, nodes_.end(), ring_order);
+}
+
+void HashRing::add_pods(const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i) append_nodes(static_cast<int>(i), names[i]);
+  std::sort(nodes_.begin(), nodes_.end(), ring_order);
 }
 
 ConsistentHashPolicy::ConsistentHashPolicy(const Params& params, const PolicyContext& ctx,
@@ -35,9 +59,7 @@ ConsistentHashPolicy::ConsistentHashPolicy(const Params& params, const PolicyCon
       spill_least_loaded_(bounded && params.get_string("spill") == "least_loaded"),
       units_never_released_(bounded && params.get_string("load_release") == "never"),
       ring_(static_cast<int>(params.get_int("vnodes"))) {
-  for (size_t i = 0; i < ctx.pod_names.size(); ++i) {
-    ring_.add_pod(static_cast<int>(i), ctx.pod_names[i]);
-  }
+  ring_.add_pods(ctx.pod_names);
 }
 
 std::uint64_t ConsistentHashPolicy::key_hash(const Request& request) const {

@@ -31,14 +31,19 @@ class HashRing {
   // Adds pod `pod` (named `name`) unless it is already on the ring. Node i sits at
   // XXH3_64bits_withSeed("name#i", 0): a pod keeps its place whatever other pods exist.
   void add_pod(int pod, const std::string& name);
+  // Pods 0, 1, ... named `names`, in one sort (add_pod one by one would sort n times).
+  void add_pods(const std::vector<std::string>& names);
   bool has_pod(int pod) const;
   const std::vector<Node>& nodes() const { return nodes_; }
   static std::uint64_t node_position(const std::string& name, int i);
 
  private:
+  // Appends a new pod's nodes unsorted; false if the pod is already on the ring.
+  bool append_nodes(int pod, const std::string& name);
+
   int vnodes_per_pod_;
-  std::vector<Node> nodes_;  // sorted by (position, pod)
-  std::vector<int> pods_;
+  std::vector<Node> nodes_;    // sorted by (position, pod)
+  std::vector<char> on_ring_;  // by pod index: asked once per candidate of every request
 };
 
 // How a pod's bound is computed from served_total, the number of candidates n and c.

@@ -164,6 +164,23 @@ TEST(ChwblTest, UnitsNeverReleasedCountEveryDispatch) {
   EXPECT_EQ(q.pick(r, three_pods(), {}), order[0]);
 }
 
+TEST(ChwblTest, RingBuiltAtOnceEqualsRingBuiltPodByPod) {
+  HashRing bulk(50);
+  bulk.add_pods({"pod-0", "pod-1", "pod-2", "pod-3"});
+  HashRing one(50);
+  for (int i : {2, 0, 3, 1}) one.add_pod(i, "pod-" + std::to_string(i));
+  ASSERT_EQ(bulk.nodes().size(), 200u);
+  ASSERT_EQ(one.nodes().size(), 200u);
+  for (size_t i = 0; i < 200; ++i) {
+    EXPECT_EQ(bulk.nodes()[i].position, one.nodes()[i].position);
+    EXPECT_EQ(bulk.nodes()[i].pod, one.nodes()[i].pod);
+  }
+  EXPECT_TRUE(bulk.has_pod(3));
+  EXPECT_FALSE(bulk.has_pod(4));
+  bulk.add_pod(1, "pod-1");  // already there: nothing changes
+  EXPECT_EQ(bulk.nodes().size(), 200u);
+}
+
 TEST(ChwblTest, DownPodLeavesTheRing) {
   ConsistentHashPolicy p(params_for("chwbl"), ctx3(), /*bounded=*/true);
   const Request r = request_with_prefix(9);
