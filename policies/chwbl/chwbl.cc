@@ -230,10 +230,13 @@ std::int64_t ConsistentHashPolicy::load_of(const PodState& pod) const {
 
 int ConsistentHashPolicy::least_loaded(std::span<const PodState> candidates) const {
   const PodState* best = &candidates.front();
+  std::int64_t best_load = load_of(*best);
   for (const auto& pod : candidates) {
     const std::int64_t load = load_of(pod);
-    const std::int64_t best_load = load_of(*best);
-    if (load < best_load || (load == best_load && pod.index < best->index)) best = &pod;
+    if (load < best_load || (load == best_load && pod.index < best->index)) {
+      best = &pod;
+      best_load = load;
+    }
   }
   return best->index;
 }

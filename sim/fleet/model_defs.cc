@@ -110,10 +110,10 @@ std::vector<LlmSpec> parse_model_defs(const YAML::Node& list, const YamlWhere& w
   }
   std::vector<LlmSpec> out;
   std::set<std::string> names;
+  const std::vector<std::string> catalog = model_names();
   for (size_t i = 0; i < list.size(); ++i) {
     const YamlWhere w = where.child(std::to_string(i));
     LlmSpec m = parse_one(list[i], w);
-    const auto catalog = model_names();
     if (std::find(catalog.begin(), catalog.end(), m.name) != catalog.end()) {
       throw ScenarioError(w.child("name").at(list[i]) + ": '" + m.name +
                           "' is a catalog model (fleetsim list models); give yours another name");

@@ -121,6 +121,10 @@ nlohmann::json summary_json(const ArmSummary& s) {
   return out;
 }
 
+bool has_goodput(const RunResult& r) {
+  return !r.arms.empty() && r.arms.front().summary.goodput.has_value();
+}
+
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
@@ -207,7 +211,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     os << "\n";
   }
   // goodput@SLO, per arm and per SLO class, when the scenario has an slo section.
-  if (!r.arms.empty() && r.arms.front().summary.goodput) {
+  if (has_goodput(r)) {
     for (const char* name : {"slo_attainment_pct", "goodput_req_s"}) {
       const ArmMetric& metric = arm_metric(name);
       os << std::setw(label_w) << metric.label;
@@ -293,9 +297,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
 }
 
 void write_summary_csv(std::ostream& os, const RunResult& r) {
-  // The goodput columns exist only for scenarios with an slo section, so other files keep
-  // their exact bytes.
-  const bool goodput = !r.arms.empty() && r.arms.front().summary.goodput.has_value();
+  const bool goodput = has_goodput(r);
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,throughput_req_s,"
         "output_tokens_per_s"

@@ -12,14 +12,6 @@ SloTargets targets_of(const Params& p) {
   return {p.get_double("ttft_ms"), p.get_double("tpot_ms"), p.get_double("e2e_ms")};
 }
 
-Params params_of(const SloTargets& t) {
-  Params p = slo_targets_spec().defaults();
-  p.set("ttft_ms", t.ttft_ms);
-  p.set("tpot_ms", t.tpot_ms);
-  p.set("e2e_ms", t.e2e_ms);
-  return p;
-}
-
 }  // namespace
 
 const SloTargets& SloSpec::for_class(const std::string& slo_class) const {
@@ -64,8 +56,7 @@ SloSpec parse_slo(const YAML::Node& node, const YamlWhere& where) {
                             ": expected a map {ttft_ms, tpot_ms, "
                             "e2e_ms}");
       }
-      const SloTargets t =
-          targets_of(slo_targets_spec().resolve(kv.second, cw.child(name), params_of(slo.targets)));
+      const SloTargets t = targets_of(slo_targets_spec().resolve(kv.second, cw.child(name), base));
       bounded = bounded || t.any();
       slo.classes[name] = t;
     }

@@ -196,8 +196,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
     os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
   }
   // Scenarios with an slo section add each arm's SLO attainment.
-  const bool slo = !r.points.front().result.arms.empty() &&
-                   r.points.front().result.arms.front().summary.goodput.has_value();
+  const bool slo = has_goodput(r.points.front().result);
   const int cell_w = slo ? 42 : 36;
   for (const auto& a : r.points.front().result.arms) {
     os << std::setw(cell_w) << (a.name + ": reuse% req/s TTFTp95ms" + (slo ? " SLO%" : ""));
@@ -225,8 +224,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
 void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   for (const auto& [k, v] : r.points.front().vary) os << k << ",";
-  const bool slo = !r.points.front().result.arms.empty() &&
-                   r.points.front().result.arms.front().summary.goodput.has_value();
+  const bool slo = has_goodput(r.points.front().result);
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "throughput_req_s,output_tokens_per_s"
      << (slo ? ",slo_attainment,goodput_req_s" : "") << "\n";
