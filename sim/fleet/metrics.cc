@@ -62,17 +62,19 @@ void RecordCollector::on_step(int, const StepPlan& plan, TimeNs start, TimeNs du
   }
 }
 
+double quantile_sorted(const std::vector<double>& v, double prob) {
+  const double h = prob * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 Percentiles percentiles(std::vector<double> v) {
   Percentiles p;
   p.count = static_cast<std::int64_t>(v.size());
   if (v.empty()) return p;
   std::sort(v.begin(), v.end());
-  auto q = [&](double prob) {
-    const double h = prob * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<size_t>(std::floor(h));
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
-  };
+  auto q = [&](double prob) { return quantile_sorted(v, prob); };
   p.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   p.p50 = q(0.50);
   p.p95 = q(0.95);
@@ -128,7 +130,14 @@ void conversation_affinity(const std::vector<RequestRecord>& records, RoutingEvi
 
 }  // namespace
 
-ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods) {
+void RecordCollector::drop_unfinished_at(TimeNs end) {
+  for (auto& r : records_) {
+    if (r.measured && (!r.done || r.finished > end)) r.measured = false;
+  }
+}
+
+ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods,
+                     double window_s) {
   ArmSummary s;
   std::vector<double> ttft, warm_ttft, e2e, warm_e2e, tpot, max_itl;
   TimeNs first_arrival = INT64_MAX, last_finish = 0;
@@ -165,8 +174,8 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
   s.e2e_ms = percentiles(std::move(e2e));
   s.warm_e2e_ms = percentiles(std::move(warm_e2e));
   s.tpot_ms = percentiles(std::move(tpot));
-  if (s.requests > 0 && last_finish > first_arrival) {
-    s.duration_s = ns_to_sec(last_finish - first_arrival);
+  if (s.requests > 0 && (window_s > 0 || last_finish > first_arrival)) {
+    s.duration_s = window_s > 0 ? window_s : ns_to_sec(last_finish - first_arrival);
     s.throughput_req_s = static_cast<double>(s.completed) / s.duration_s;
     s.output_tokens_per_s = static_cast<double>(out_tokens) / s.duration_s;
   }

@@ -54,6 +54,9 @@ class RecordCollector : public FleetObserver {
   void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override;
 
   const std::vector<RequestRecord>& records() const { return records_; }
+  // The client cancelled every measured request unfinished at `end`: it leaves the figures, as
+  // an incomplete request leaves guidellm's.
+  void drop_unfinished_at(TimeNs end);
 
  private:
   RequestRecord& at(std::int64_t id);
@@ -69,6 +72,8 @@ struct Percentiles {
 // default of numpy and pandas, so a notebook recomputing them from the records gets the same
 // figures.
 Percentiles percentiles(std::vector<double> values);
+// The same type-7 quantile of values already sorted ascending (not empty), prob in [0, 1].
+double quantile_sorted(const std::vector<double>& sorted, double prob);
 
 struct PodSummary {
   std::string pod;
@@ -157,7 +162,10 @@ struct ArmSummary {
   std::optional<GoodputSummary> goodput;  // only for scenarios with an slo section
 };
 
-ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods);
+// `window_s` > 0: rates are taken over that many seconds (a client's fixed window) instead of
+// the span from the first measured arrival to the last finish.
+ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods,
+                     double window_s = 0);
 // Fills `pools` (name, gpu, model, pods given) from the records and the per-pod counters;
 // `pod_pools` is the pool index of each pod.
 std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& records,

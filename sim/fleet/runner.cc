@@ -292,7 +292,12 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   ArmResult out;
   out.name = arm.name;
   out.policy = arm.policy;
-  out.summary = summarize(records.records(), std::move(per_pod));
+  double window_s = 0;
+  if (const auto w = workload->cancel_window()) {
+    records.drop_unfinished_at(w->end);
+    window_s = ns_to_sec(w->end - w->start);
+  }
+  out.summary = summarize(records.records(), std::move(per_pod), window_s);
   if (!s.fleet.pools.empty()) {
     std::vector<PoolSummary> info;
     for (const auto& p : pool_specs) {

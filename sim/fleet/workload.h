@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "models/request.h"
@@ -23,11 +24,21 @@ struct WorkloadContext {
   std::function<void(Request)> submit;
 };
 
+// A client that cancels what is still in flight when its measurement window closes (guidellm's
+// max-seconds constraint): requests unfinished at `end` are left out of the figures, and rates
+// are taken over the window's length.
+struct CancelWindow {
+  TimeNs start = 0;
+  TimeNs end = 0;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
   virtual void start() = 0;
   virtual void on_complete(const Request& r, Outcome outcome) = 0;
+  // Empty: requests are measured until they finish, rates over the measured requests' span.
+  virtual std::optional<CancelWindow> cancel_window() const { return std::nullopt; }
 };
 
 using WorkloadRegistry = Registry<Workload, const WorkloadContext&>;

@@ -3,9 +3,12 @@
 // scheduler/, ConcurrentStrategy): load set by concurrency, not by rate. Requests are synthetic
 // single-turn prompts or multi-turn chats (history resent each turn). A warm-up fills the caches
 // and queues first; requests that arrive in the measurement window [warmup_s, warmup_s +
-// duration_s) are the measured ones, and the streams stop sending when the window closes.
+// duration_s) are the measured ones, and the streams stop sending when the window closes. What
+// is still in flight then either finishes and counts (drain) or is cancelled and left out, with
+// rates over the window's length (cancel: guidellm's max-seconds constraint).
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/conversation.h"
@@ -27,6 +30,7 @@ class ConcurrencyStreams : public Workload {
         end_(p.get_double("duration_s") > 0 ? warmup_ + sec_to_ns(p.get_double("duration_s"))
                                             : INT64_MAX),
         ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
+        cancel_at_end_(p.get_string("at_window_end") == "cancel"),
         think_(p.get_distribution_ptr("think_time_ms")),
         think_rng_(make_rng(ctx.seed, "workload/think")),
         tagger_(p, ctx.seed) {
@@ -34,6 +38,11 @@ class ConcurrencyStreams : public Workload {
       throw ScenarioError(
           "workload: concurrency_streams needs duration_s or max_requests (with both 0 the "
           "streams never stop)");
+    }
+    if (cancel_at_end_ && end_ == INT64_MAX) {
+      throw ScenarioError(
+          "workload.at_window_end: cancel needs a window to end (duration_s > 0); with "
+          "duration_s 0 the streams stop only at max_requests");
     }
     shape_ = conversation_shape_from(p);
     require_range(*think_, "workload.think_time_ms", 0, kMaxDelayMs, "milliseconds");
@@ -59,6 +68,11 @@ class ConcurrencyStreams : public Workload {
     }
     const std::int64_t id = r.conversation;
     after_think([this, id] { send_turn(id); });
+  }
+
+  std::optional<CancelWindow> cancel_window() const override {
+    if (!cancel_at_end_) return std::nullopt;
+    return CancelWindow{warmup_, end_};
   }
 
  private:
@@ -97,6 +111,7 @@ class ConcurrencyStreams : public Workload {
   TimeNs warmup_;
   TimeNs end_;
   TimeNs ramp_up_;
+  bool cancel_at_end_;
   DistributionPtr think_;
   Rng think_rng_;
   RequestTagger tagger_;
@@ -117,7 +132,15 @@ ParamSpec streams_spec() {
       .integer("max_requests", 0, "stop after this many requests, warm-up included (0 = no cap)", 0)
       .distribution("think_time_ms", constant_distribution(0),
                     "delay between a completion and the stream's next request")
-      .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0);
+      .real("ramp_up_ms", 0, "spread the streams' starts over this time (0 = all at once)", 0)
+      .text("at_window_end", "drain",
+            "what happens to requests in flight when the measurement window closes: drain = "
+            "they finish and count, rates over the measured requests' span; cancel = the "
+            "client cancels them and leaves them out, rates = completions in the window / its "
+            "length (guidellm: a max-seconds constraint cancels in-flight requests as "
+            "incomplete, and its request rate counts completions inside the window; "
+            "scheduler/worker.py, benchmark/schemas/generative/metrics.py)",
+            {"drain", "cancel"});
   add_conversation_shape_params(spec, {.system_prompt_tokens = 0,
                                        .question_tokens = 1000,
                                        .answer_tokens = 200,
