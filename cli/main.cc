@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/campaign_cmd.h"
 #include "models/calibration.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
@@ -20,6 +21,7 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
@@ -251,6 +253,11 @@ int cmd_describe(const std::string& name) {
               << model_def_spec().describe();
     return 0;
   }
+  if (name == "campaign") {
+    std::cout << "campaign: settings of `fleetsim campaign` (docs/campaign.md)\nparameters:\n"
+              << campaign_spec().describe();
+    return 0;
+  }
   if (name == "slo") {
     std::cout << "slo: the targets behind goodput@SLO; a request is good when it completed within "
                  "every target of its SLO class\nparameters (also under classes: {NAME: {...}}, "
@@ -264,7 +271,7 @@ int cmd_describe(const std::string& name) {
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model", "slo", "model"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo", "model", "campaign"};
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);
@@ -321,6 +328,9 @@ int main(int argc, char** argv) {
       ->add_option("--threads", sweep.threads,
                    "threads (0 = all cores); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
+
+  cli::CampaignCommand campaign;
+  cli::add_campaign_command(app, campaign);
 
   ValidateOptions val;
   CLI::App* validate_cmd = app.add_subcommand(
@@ -385,10 +395,11 @@ int main(int argc, char** argv) {
   std::string describe_name;
   CLI::App* describe_cmd = app.add_subcommand(
       "describe",
-      "show the parameters of a policy, a workload, or the server / cost_model / slo / model "
-      "sections");
+      "show the parameters of a policy, a workload, or the server / cost_model / slo / model / "
+      "campaign sections");
   describe_cmd
-      ->add_option("name", describe_name, "policy, workload, server, cost_model, slo or model")
+      ->add_option("name", describe_name,
+                   "policy, workload, server, cost_model, slo, model or campaign")
       ->required();
 
   CLI11_PARSE(app, argc, argv);
@@ -396,6 +407,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*sweep_cmd) return cmd_sweep(sweep);
+    if (*campaign.app) return cli::run_campaign_command(campaign);
     if (*validate_cmd) return cmd_validate(val);
     if (*calibrate_cmd) return cmd_calibrate(cal);
     if (*list_cmd) return cmd_list(list_what);

@@ -18,6 +18,7 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/workload.h"
@@ -415,7 +416,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
              {"name", "description", "seed", "fleet", "workload", "gateway", "client", "faults",
-              "arms", "sim", "slo", "measured", "sweep"});
+              "arms", "sim", "slo", "measured", "sweep", "campaign"});
 
   Scenario s;
   s.file = label;
@@ -472,6 +473,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   }
 
   if (const YAML::Node slo = root["slo"]; slo.IsDefined()) s.slo = parse_slo(slo, w.child("slo"));
+  s.campaign = parse_campaign(root["campaign"], w.child("campaign"), s);
 
   if (const YAML::Node sw = root["sweep"]; sw.IsDefined()) {
     const YamlWhere sww = w.child("sweep");

@@ -69,6 +69,7 @@ struct Scenario {
   std::vector<FaultSpec> faults;  // scheduled faults, the same for every arm
   double horizon_s = 0;           // 0 = run until the workload is done
   SloSpec slo;                    // the slo section: targets behind goodput@SLO
+  Params campaign;                // campaign_spec(): `fleetsim campaign` settings
   // Measured figures to print beside the simulated ones: arm -> metric -> value.
   std::map<std::string, std::map<std::string, double>> measured;
   std::string measured_source;
