@@ -57,5 +57,6 @@ void init_scenario(py::module_& m);
 void init_policies(py::module_& m);
 void init_results(py::module_& m);
 void init_calibration(py::module_& m);
+void init_campaign(py::module_& m);
 
 }  // namespace fleetsim::py_bindings

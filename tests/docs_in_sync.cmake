@@ -1,6 +1,7 @@
 # The documents that quote simulator output must quote what the simulator prints now:
 #  * README.md's worked example: the code block starting "scenario loxilb-3pod-long" must equal
 #    `fleetsim run scenarios/loxilb-3pod-long.yaml` (trailing spaces ignored);
+#  * docs/campaign.md's worked example: `fleetsim campaign scenarios/loxilb-3pod-long.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -9,27 +10,32 @@ function(normalise text out)
   set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
-execute_process(COMMAND ${FLEETSIM} run scenarios/loxilb-3pod-long.yaml
-                WORKING_DIRECTORY ${ROOT} OUTPUT_VARIABLE run_out RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "fleetsim run failed (${rc})")
-endif()
-file(READ ${ROOT}/README.md readme)
-string(FIND "${readme}" "```\nscenario loxilb-3pod-long" start)
-if(start EQUAL -1)
-  message(FATAL_ERROR "README.md: no code block starting 'scenario loxilb-3pod-long'")
-endif()
-math(EXPR start "${start} + 4")
-string(SUBSTRING "${readme}" ${start} -1 rest)
-string(FIND "${rest}" "```" end)
-string(SUBSTRING "${rest}" 0 ${end} quoted)
-normalise("${quoted}" quoted)
-normalise("${run_out}" run_out)
-if(NOT quoted STREQUAL run_out)
-  message(FATAL_ERROR "README.md's worked example differs from `fleetsim run "
-                      "scenarios/loxilb-3pod-long.yaml`; paste the new output.\n"
-                      "--- README\n${quoted}\n--- fleetsim\n${run_out}")
-endif()
+# The code block of `doc` starting with `first_line` must equal what `fleetsim ARGN` prints.
+function(check_quoted doc first_line)
+  execute_process(COMMAND ${FLEETSIM} ${ARGN} WORKING_DIRECTORY ${ROOT} OUTPUT_VARIABLE out
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fleetsim ${ARGN} failed (${rc})")
+  endif()
+  file(READ ${ROOT}/${doc} text)
+  string(FIND "${text}" "```\n${first_line}" start)
+  if(start EQUAL -1)
+    message(FATAL_ERROR "${doc}: no code block starting '${first_line}'")
+  endif()
+  math(EXPR start "${start} + 4")
+  string(SUBSTRING "${text}" ${start} -1 rest)
+  string(FIND "${rest}" "```" end)
+  string(SUBSTRING "${rest}" 0 ${end} quoted)
+  normalise("${quoted}" quoted)
+  normalise("${out}" out)
+  if(NOT quoted STREQUAL out)
+    message(FATAL_ERROR "${doc}'s example differs from `fleetsim ${ARGN}`; paste the new "
+                        "output.\n--- ${doc}\n${quoted}\n--- fleetsim\n${out}")
+  endif()
+endfunction()
+
+check_quoted(README.md "scenario loxilb-3pod-long" run scenarios/loxilb-3pod-long.yaml)
+check_quoted(docs/campaign.md "campaign loxilb-3pod-long" campaign scenarios/loxilb-3pod-long.yaml)
 
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${FLEETSIM} validate --out ${WORK}

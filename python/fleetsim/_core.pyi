@@ -257,3 +257,10 @@ def calibrate(
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]: ...
+def campaign(
+    path: str | os.PathLike[str],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    replicates: int | None = None,
+    threads: int = 0,
+) -> dict[str, Any]: ...

@@ -1,0 +1,46 @@
+"""fleetsim.campaign: the CLI's `fleetsim campaign` from Python, the same figures either way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import fleetsim
+
+
+@pytest.fixture()
+def small_file(tmp_path, small_yaml):
+    path = tmp_path / "small.yaml"
+    path.write_text(small_yaml + "campaign: {replicates: 3, ramp_steps: 4}\n")
+    return path
+
+
+def test_campaign_matches_the_cli(small_file, cli):
+    r = fleetsim.campaign(small_file, threads=2)
+    assert r["seeds"] == [7, 8, 9]
+    assert r["baseline"] == "rr"
+    assert [a["arm"] for a in r["arms"]] == ["rr", "chwbl"]
+    reuse = r["arms"][1]["metrics"]["prefix_cache_reuse_pct"]
+    assert len(reuse["values"]) == 3
+    assert reuse["ci"][0] <= reuse["mean"] <= reuse["ci"][1]
+    assert r["verdict"] in {"PUBLISHABLE", "ADD_REPLICATES", "UNSTABLE", "INVALID"}
+    # Three replicates are fewer than the stability gate's five.
+    assert r["verdict"] == "ADD_REPLICATES"
+    assert "verdict: ADD_REPLICATES" in r["report"]
+    out = subprocess.run([str(cli), "campaign", str(small_file), "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    from_cli = json.loads(out)
+    r.pop("report")
+    assert from_cli == r
+
+
+def test_overrides_and_errors(small_file):
+    r = fleetsim.campaign(small_file, {"fleet.pods": 2}, replicates=2)
+    assert r["health"]["pods"] == 2
+    assert len(r["seeds"]) == 2
+    with pytest.raises(fleetsim.ScenarioError, match="campaign.metrics: unknown metric 'speed'"):
+        fleetsim.campaign(small_file, {"campaign.metrics": "speed"})
+    with pytest.raises(ValueError, match="at least 2"):
+        fleetsim.campaign(small_file, replicates=1)
