@@ -47,6 +47,33 @@ T number(const YAML::Node& n, const YamlWhere& where, const std::string& expecte
   return v;
 }
 
+// A copy of a node parsed from a --set value without its marks: their lines count from the
+// value's own text, so an error would point at line 1 of the scenario file. Unmarked, errors
+// name the file and the field, as for a plain scalar override.
+YAML::Node without_marks(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: {
+      YAML::Node s(n.Scalar());
+      s.SetTag(n.Tag());
+      return s;
+    }
+    case YAML::NodeType::Sequence: {
+      YAML::Node seq(YAML::NodeType::Sequence);
+      for (const auto& e : n) seq.push_back(without_marks(e));
+      return seq;
+    }
+    case YAML::NodeType::Map: {
+      YAML::Node map(YAML::NodeType::Map);
+      for (const auto& kv : n) map[without_marks(kv.first)] = without_marks(kv.second);
+      return map;
+    }
+    case YAML::NodeType::Null:
+      return YAML::Node(YAML::NodeType::Null);
+    default:
+      return YAML::Node();
+  }
+}
+
 // Splits "a.b.0.c=value" and sets that node, creating maps on the way. A list element may be
 // named by index or by its `name` field (arms.epp.params.x).
 void apply_override(YAML::Node root, const std::string& assignment) {
@@ -85,7 +112,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
       if (last) {
         // A flow value ([1, 2] or {a: 1}) is parsed; anything else stays a plain scalar.
         const bool flow = !value.empty() && (value.front() == '[' || value.front() == '{');
-        node[key] = flow ? parse_yaml(value, "--set " + path) : YAML::Node(value);
+        node[key] = flow ? without_marks(parse_yaml(value, "--set " + path)) : YAML::Node(value);
         return;
       }
       if (!node[key].IsDefined() || node[key].IsNull()) node[key] = YAML::Node(YAML::NodeType::Map);
