@@ -91,13 +91,16 @@ struct SweepOptions {
   std::string out_dir;
   std::vector<std::string> vary;
   std::vector<std::string> sets;
+  std::string seed;  // empty: the scenario's
   int threads = 0;
 };
 
 int cmd_sweep(const SweepOptions& o) {
   std::vector<SweepAxis> axes;
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
-  const SweepResult r = run_sweep(o.scenario, o.sets, axes, o.threads);
+  std::vector<std::string> sets = o.sets;
+  if (!o.seed.empty()) sets.push_back("seed=" + o.seed);
+  const SweepResult r = run_sweep(o.scenario, sets, axes, o.threads);
   const std::string json = sweep_json(r).dump(2) + "\n";
   if (o.format == "json") {
     std::cout << json;
@@ -299,15 +302,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", run.out_dir,
                       "also write result.json, summary.csv, requests.csv here");
   // Checked as text: CLI11 would saturate an out-of-range integer instead of refusing it.
+  const CLI::Validator seed_check(
+      [](const std::string& text) -> std::string {
+        const bool digits =
+            !text.empty() && text.size() <= 20 && std::all_of(text.begin(), text.end(), ::isdigit);
+        if (digits && (text.size() < 20 || text <= "18446744073709551615")) return "";
+        return "expected an integer in [0, 18446744073709551615], got '" + text + "'";
+      },
+      "SEED");
   run_cmd->add_option("--seed", run.seed, "override the scenario's seed (0 to 2^64 - 1)")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            const bool digits = !text.empty() && text.size() <= 20 &&
-                                std::all_of(text.begin(), text.end(), ::isdigit);
-            if (digits && (text.size() < 20 || text <= "18446744073709551615")) return "";
-            return "expected an integer in [0, 18446744073709551615], got '" + text + "'";
-          },
-          "SEED"));
+      ->check(seed_check);
   run_cmd->add_option("--set", run.sets,
                       "override a field by dotted path: PATH=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
@@ -321,6 +325,8 @@ int main(int argc, char** argv) {
                         "PATH=V1,V2,... or PATH=[V1, V2] (repeatable; default: the scenario's "
                         "sweep: section)");
   sweep_cmd->add_option("--set", sweep.sets, "override a field for every point: PATH=VALUE");
+  sweep_cmd->add_option("--seed", sweep.seed, "override the scenario's seed for every point")
+      ->check(seed_check);
   sweep_cmd->add_option("--format", sweep.format, "output format")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sweep_cmd->add_option("--out", sweep.out_dir, "also write sweep.json and sweep.csv here");
