@@ -281,11 +281,14 @@ struct Replicate {
   std::vector<std::int64_t> completed;  // per arm
 };
 
-Replicate run_replicate(Scenario s, const std::vector<std::string>& metrics) {
-  const RunResult run = run_scenario(s, 1);
+// Arm by arm, keeping only the figures: a replicate's request records are dropped as soon as
+// its metrics are read, so N replicates in flight cost N arms' records, not N runs'.
+Replicate run_replicate(const Scenario& s, const std::vector<std::string>& metrics) {
   Replicate r;
-  for (const ArmResult& a : run.arms) {
+  for (const ArmSpec& spec : s.arms) {
+    const ArmResult a = run_arm(s, spec);
     std::vector<double> v;
+    v.reserve(metrics.size());
     for (const auto& m : metrics) v.push_back(arm_metric(m).value(a));
     r.values.push_back(std::move(v));
     r.completed.push_back(a.summary.completed);
@@ -306,7 +309,7 @@ std::vector<Replicate> run_replicates(const Scenario& base, const std::vector<st
       try {
         Scenario s = base;
         s.seed = seeds[i];
-        out[i] = run_replicate(std::move(s), metrics);
+        out[i] = run_replicate(s, metrics);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -343,6 +346,7 @@ void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string
   }
   auto series = [&](size_t arm, size_t metric) {
     std::vector<double> v;
+    v.reserve(reps.size());
     for (const auto& rep : reps) v.push_back(rep.values[arm][metric]);
     return v;
   };
