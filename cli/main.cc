@@ -124,6 +124,7 @@ struct ValidateOptions {
   std::string format = "table";
   std::string out_dir;
   int threads = 0;
+  int seeds = 1;
 };
 
 int cmd_validate(ValidateOptions o) {
@@ -134,8 +135,9 @@ int cmd_validate(ValidateOptions o) {
     std::sort(o.files.begin(), o.files.end());
     if (o.files.empty()) throw Error("no validation files given and none in ./validation");
   }
-  const ValidationReport r = validate(o.files, o.threads);
+  const ValidationReport r = validate(o.files, o.threads, o.seeds);
   std::string command = "fleetsim validate";
+  if (o.seeds > 1) command += " --seeds " + std::to_string(o.seeds);
   for (const auto& f : o.files) command += " " + f;
   if (o.format == "json") {
     std::cout << validation_json(r).dump(2) << "\n";
@@ -347,6 +349,12 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--format", val.format, "output format")
       ->check(CLI::IsMember({"table", "json", "markdown"}));
   validate_cmd->add_option("--out", val.out_dir, "also write validation.json and fidelity.md here");
+  validate_cmd
+      ->add_option("--seeds", val.seeds,
+                   "run every check with this many seeds (the scenario's, then the next ones) and "
+                   "judge the mean; the report adds how many seeds pass on their own, and the "
+                   "range")
+      ->check(CLI::Range(1, 1000));
   validate_cmd->add_option("--threads", val.threads, "threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -274,31 +275,44 @@ const SweepPoint& point_of(const Figure& f, const SweepResult& sweep) {
                       ": no sweep point has these values; points: " + join(points, ", "));
 }
 
-// A shape of one arm's curve along a sweep of a single varied path (numeric values).
-FigureCheck shape_check(const Figure& f, const SweepResult& sweep) {
-  const Params& p = f.params;
+// One arm's curve along a sweep of a single varied path (numeric values).
+struct Curve {
+  std::string label;
+  std::vector<double> x;
+  std::vector<double> y;
+};
+
+Curve curve_of(const Figure& f, const SweepResult& sweep) {
   const std::string where = f.where.at(f.node);
   if (sweep.points.size() < 2 || sweep.points.front().vary.size() != 1) {
     throw ScenarioError(where + ": shapes need a sweep of one varied path with 2 or more points");
   }
-  FigureCheck c;
-  c.file = f.where.file;
-  c.arm = p.get_string("arm");
-  c.metric = p.get_string("metric");
+  Curve c;
   const std::string& path = sweep.points.front().vary.front().first;
   c.label = sweep.scenario + " " + path + " (curve)";
-  std::vector<double> x;
-  std::vector<double> y;
   for (const auto& sp : sweep.points) {
     const std::string& value = sp.vary.front().second;
     try {
-      x.push_back(std::stod(value));
+      c.x.push_back(std::stod(value));
     } catch (const std::exception&) {
       throw ScenarioError(where + ": " + path + " = '" + value +
                           "' is not a number; shapes need a numeric axis");
     }
-    y.push_back(f.metric->value(arm_of(sp.result, f)));
+    c.y.push_back(f.metric->value(arm_of(sp.result, f)));
   }
+  return c;
+}
+
+// The shape a curve must have.
+FigureCheck shape_check(const Figure& f, const Curve& curve) {
+  const Params& p = f.params;
+  FigureCheck c;
+  c.file = f.where.file;
+  c.arm = p.get_string("arm");
+  c.metric = p.get_string("metric");
+  c.label = curve.label;
+  const auto& x = curve.x;
+  const auto& y = curve.y;
   if (!std::isnan(p.get_double("peak_at"))) {
     c.rule = FigureCheck::Rule::kPeakAt;
     c.measured = p.get_double("peak_at");
@@ -311,6 +325,40 @@ FigureCheck shape_check(const Figure& f, const SweepResult& sweep) {
     c.simulated = y.back() - y[y.size() - 2];
     c.error = c.simulated - c.measured;
     c.ok = c.simulated > 0;
+  }
+  return c;
+}
+
+// A tolerance check over several seeds: the mean is judged; every seed's own figure is kept.
+FigureCheck over_seeds(const std::vector<FigureCheck>& runs) {
+  FigureCheck c = runs.front();
+  double sum = 0;
+  c.per_seed.clear();
+  c.seeds_inside = 0;
+  for (const auto& r : runs) {
+    c.per_seed.push_back(r.simulated);
+    sum += r.simulated;
+    c.seeds_inside += r.ok ? 1 : 0;
+  }
+  c.simulated = sum / static_cast<double>(runs.size());
+  c.error = c.relative ? (c.simulated - c.measured) / c.measured : c.simulated - c.measured;
+  c.ok = std::fabs(c.error) <= c.tolerance + 1e-12;
+  return c;
+}
+
+// A shape over several seeds: judged on the mean curve, with each seed's own shape kept.
+FigureCheck shape_over_seeds(const Figure& f, const std::vector<Curve>& curves) {
+  Curve mean = curves.front();
+  for (size_t i = 0; i < mean.y.size(); ++i) {
+    double sum = 0;
+    for (const auto& c : curves) sum += c.y[i];
+    mean.y[i] = sum / static_cast<double>(curves.size());
+  }
+  FigureCheck c = shape_check(f, mean);
+  for (const auto& curve : curves) {
+    const FigureCheck one = shape_check(f, curve);
+    c.per_seed.push_back(one.simulated);
+    c.seeds_inside += one.ok ? 1 : 0;
   }
   return c;
 }
@@ -344,6 +392,16 @@ std::string tolerance_text(const FigureCheck& f) {
   return f.relative ? fmt(100 * f.tolerance) + "%" : fmt(f.tolerance);
 }
 
+std::string seeds_text(const FigureCheck& f, int seeds) {
+  return std::to_string(f.seeds_inside) + "/" + std::to_string(seeds);
+}
+
+std::string range_text(const FigureCheck& f) {
+  if (f.per_seed.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(f.per_seed.begin(), f.per_seed.end());
+  return fmt(*lo) + " to " + fmt(*hi);
+}
+
 }  // namespace
 
 bool ValidationReport::all_ok() const {
@@ -353,8 +411,10 @@ bool ValidationReport::all_ok() const {
   return !figures.empty();
 }
 
-ValidationReport validate(const std::vector<std::string>& files, int threads) {
+ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds) {
+  if (seeds < 1) throw ScenarioError("--seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport report;
+  report.seeds = seeds;
   std::vector<Check> checks;
   for (const auto& file : files) {
     const YAML::Node root = load_yaml_file(file);
@@ -374,25 +434,52 @@ ValidationReport validate(const std::vector<std::string>& files, int threads) {
   }
   for (const auto& c : checks) {
     const std::string prefix = c.target_where.at(c.target_node) + ": ";
+    std::uint64_t base_seed = 0;
+    referenced(prefix, [&] { base_seed = load_scenario(c.path, c.sets).seed; });
     if (!c.sweep) {
       std::string label;
-      RunResult run;
+      std::vector<RunResult> runs(static_cast<size_t>(seeds));
       referenced(prefix, [&] {
-        const Scenario s = load_scenario(c.path, c.sets);
+        Scenario s = load_scenario(c.path, c.sets);
         label = s.name;
-        run = run_scenario(s, threads);
+        for (int i = 0; i < seeds; ++i) {
+          s.seed = base_seed + static_cast<std::uint64_t>(i);
+          runs[static_cast<size_t>(i)] = run_scenario(s, threads);
+        }
       });
       for (const auto& x : c.sets) label += " " + x;
-      for (const auto& f : c.figures) report.figures.push_back(check(f, label, run));
+      for (const auto& f : c.figures) {
+        std::vector<FigureCheck> per_seed;
+        for (const auto& run : runs) per_seed.push_back(check(f, label, run));
+        report.figures.push_back(over_seeds(per_seed));
+      }
       continue;
     }
-    SweepResult sweep;
-    referenced(prefix, [&] { sweep = run_sweep(c.path, c.sets, {}, threads); });
+    std::vector<SweepResult> sweeps(static_cast<size_t>(seeds));
+    referenced(prefix, [&] {
+      for (int i = 0; i < seeds; ++i) {
+        std::vector<std::string> sets = c.sets;
+        // The scenario's own seed needs no override (and one would clash with a grid of seeds).
+        if (i > 0)
+          sets.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
+        sweeps[static_cast<size_t>(i)] = run_sweep(c.path, sets, {}, threads);
+      }
+    });
     for (const auto& f : c.figures) {
-      const SweepPoint& match = point_of(f, sweep);
-      report.figures.push_back(check(f, sweep.scenario + " " + point_text(match), match.result));
+      std::vector<FigureCheck> per_seed;
+      std::string label;
+      for (const auto& sweep : sweeps) {
+        const SweepPoint& match = point_of(f, sweep);
+        label = sweep.scenario + " " + point_text(match);
+        per_seed.push_back(check(f, label, match.result));
+      }
+      report.figures.push_back(over_seeds(per_seed));
     }
-    for (const auto& f : c.shapes) report.figures.push_back(shape_check(f, sweep));
+    for (const auto& f : c.shapes) {
+      std::vector<Curve> curves;
+      for (const auto& sweep : sweeps) curves.push_back(curve_of(f, sweep));
+      report.figures.push_back(shape_over_seeds(f, curves));
+    }
   }
   return report;
 }
@@ -413,8 +500,14 @@ nlohmann::json validation_json(const ValidationReport& r) {
                        {"tolerance", f.tolerance},
                        {"relative", f.relative},
                        {"ok", f.ok}});
+    if (r.seeds > 1) {
+      figures.back()["per_seed"] = f.per_seed;
+      figures.back()["seeds_inside"] = f.seeds_inside;
+    }
   }
-  return {{"sources", r.sources}, {"all_ok", r.all_ok()}, {"figures", figures}};
+  nlohmann::json j = {{"sources", r.sources}, {"all_ok", r.all_ok()}, {"figures", figures}};
+  if (r.seeds > 1) j["seeds"] = r.seeds;
+  return j;
 }
 
 void write_validation_table(std::ostream& os, const ValidationReport& r) {
@@ -422,7 +515,7 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
   os << std::left << std::setw(46) << "check" << std::setw(8) << "arm" << std::setw(31) << "metric"
      << std::right << std::setw(10) << "measured" << std::setw(11) << "simulated" << std::setw(9)
      << "error" << std::setw(10) << "tolerance"
-     << "  ok\n";
+     << "  ok" << (r.seeds > 1 ? "   seeds ok  range" : "") << "\n";
   for (const auto& f : r.figures) {
     passed += f.ok ? 1 : 0;
     const std::string err = error_text(f);
@@ -430,9 +523,13 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
     os << std::left << std::setw(46) << f.label.substr(0, 45) << std::setw(8) << f.arm
        << std::setw(31) << metric_text(f) << std::right << std::setw(10) << fmt(f.measured)
        << std::setw(11) << fmt(f.simulated) << std::setw(9) << err << std::setw(10) << tol << "  "
-       << (f.ok ? "yes" : "NO") << "\n";
+       << (f.ok ? "yes" : "NO ");
+    if (r.seeds > 1) os << "   " << std::setw(8) << seeds_text(f, r.seeds) << "  " << range_text(f);
+    os << "\n";
   }
-  os << passed << " of " << r.figures.size() << " figures inside their tolerance\n";
+  os << passed << " of " << r.figures.size() << " figures inside their tolerance";
+  if (r.seeds > 1) os << " (simulated: the mean over " << r.seeds << " seeds)";
+  os << "\n";
 }
 
 void write_validation_markdown(std::ostream& os, const ValidationReport& r,
@@ -441,15 +538,24 @@ void write_validation_markdown(std::ostream& os, const ValidationReport& r,
   for (const auto& f : r.figures) passed += f.ok ? 1 : 0;
   os << "# Fidelity report\n\nGenerated by `" << command << "`; do not edit by hand.\n\n"
      << passed << " of " << r.figures.size() << " figures are inside their tolerance.\n\n";
+  if (r.seeds > 1) {
+    os << "Simulated: the mean over " << r.seeds
+       << " seeds (each scenario's own, then the next ones), judged against the tolerance; "
+          "\"seeds ok\" counts the seeds whose own figure passes, \"range\" spans them (for a "
+          "shape, the shape of the mean curve is judged).\n\n";
+  }
   for (const auto& s : r.sources) os << "- source: " << s << "\n";
-  os << "\n| check | arm | metric | measured | simulated | error | tolerance | ok |\n"
-     << "|---|---|---|---|---|---|---|---|\n";
+  os << "\n| check | arm | metric | measured | simulated | error | tolerance | ok |"
+     << (r.seeds > 1 ? " seeds ok | range |" : "") << "\n"
+     << "|---|---|---|---|---|---|---|---|" << (r.seeds > 1 ? "---|---|" : "") << "\n";
   for (const auto& f : r.figures) {
     const std::string err = error_text(f);
     const std::string tol = tolerance_text(f);
     os << "| " << f.label << " | " << f.arm << " | " << metric_text(f) << " | " << fmt(f.measured)
        << " | " << fmt(f.simulated) << " | " << err << " | " << tol << " | "
-       << (f.ok ? "yes" : "**no**") << " |\n";
+       << (f.ok ? "yes" : "**no**") << " |";
+    if (r.seeds > 1) os << " " << seeds_text(f, r.seeds) << " | " << range_text(f) << " |";
+    os << "\n";
   }
 }
 

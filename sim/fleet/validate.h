@@ -34,16 +34,23 @@ struct FigureCheck {
   // simulated change must be positive.
   Rule rule = Rule::kTolerance;
   bool ok = false;
+  // With several seeds: `simulated` is the mean over them (for a shape, the shape of the mean
+  // curve), these are the per-seed figures, and seeds_inside counts the seeds whose own figure
+  // passes.
+  std::vector<double> per_seed;
+  int seeds_inside = 0;
 };
 
 struct ValidationReport {
+  int seeds = 1;
   std::vector<std::string> sources;
   std::vector<FigureCheck> figures;
   bool all_ok() const;
 };
 
-// Runs every check of every file (threads as in run/sweep; results do not depend on them).
-ValidationReport validate(const std::vector<std::string>& files, int threads);
+// Runs every check of every file (threads as in run/sweep; results do not depend on them), each
+// with `seeds` seeds: the scenario's own, then the next ones.
+ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1);
 
 nlohmann::json validation_json(const ValidationReport& r);
 void write_validation_table(std::ostream& os, const ValidationReport& r);
