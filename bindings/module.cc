@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, m) {
   fb::init_results(m);
   fb::init_calibration(m);
   fb::init_campaign(m);
+  fb::init_plan(m);
 }

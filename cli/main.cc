@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/campaign_cmd.h"
+#include "cli/plan_cmd.h"
 #include "models/calibration.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
@@ -339,6 +340,8 @@ int main(int argc, char** argv) {
 
   cli::CampaignCommand campaign;
   cli::add_campaign_command(app, campaign);
+  cli::PlanCommand plan;
+  cli::add_plan_command(app, plan);
 
   ValidateOptions val;
   CLI::App* validate_cmd = app.add_subcommand(
@@ -422,6 +425,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*sweep_cmd) return cmd_sweep(sweep);
     if (*campaign.app) return cli::run_campaign_command(campaign);
+    if (*plan.app) return cli::run_plan_command(plan);
     if (*validate_cmd) return cmd_validate(val);
     if (*calibrate_cmd) return cmd_calibrate(cal);
     if (*list_cmd) return cmd_list(list_what);

@@ -264,3 +264,13 @@ def campaign(
     replicates: int | None = None,
     threads: int = 0,
 ) -> dict[str, Any]: ...
+def plan(
+    path: str | os.PathLike[str],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    target: float = 90.0,
+    max_pods: int = 256,
+    pods_path: str = "fleet.pods",
+    seeds: int = 1,
+    threads: int = 0,
+) -> dict[str, Any]: ...

@@ -1,4 +1,5 @@
-"""fleetsim.campaign: the CLI's `fleetsim campaign` from Python, the same figures either way."""
+"""fleetsim.campaign and fleetsim.plan: the CLI's `fleetsim campaign` and `fleetsim plan` from
+Python, the same figures either way."""
 
 from __future__ import annotations
 
@@ -44,3 +45,23 @@ def test_overrides_and_errors(small_file):
         fleetsim.campaign(small_file, {"campaign.metrics": "speed"})
     with pytest.raises(ValueError, match="at least 2"):
         fleetsim.campaign(small_file, replicates=1)
+
+
+def test_plan_matches_the_cli(tmp_path, small_yaml, small_file, cli):
+    path = tmp_path / "planned.yaml"
+    path.write_text(small_yaml + "slo: {ttft_ms: 300}\n")
+    r = fleetsim.plan(path, {"workload.concurrency": 24}, max_pods=16)
+    assert [a["arm"] for a in r["arms"]] == ["rr", "chwbl"]
+    for arm in r["arms"]:
+        needed = arm["pods_needed"]
+        assert needed is not None
+        at = {p["pods"]: p["slo_attainment_pct"] for p in arm["evaluated"]}
+        assert at[needed] >= 90
+        assert needed == 1 or at.get(needed - 1, 0) < 90
+    out = subprocess.run([str(cli), "plan", str(path), "--set", "workload.concurrency=24",
+                          "--max-pods", "16", "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    r.pop("report")
+    assert json.loads(out) == r
+    with pytest.raises(fleetsim.ScenarioError, match="the plan needs an slo section"):
+        fleetsim.plan(small_file)

@@ -1,0 +1,56 @@
+// Area: capacity planning. `fleetsim plan` from Python: per arm, the smallest pod count whose
+// SLO attainment reaches a target, as a dict (the CLI's JSON), with the GIL released meanwhile.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "bindings/common.h"
+#include "sim/fleet/plan/plan.h"
+
+namespace fleetsim::py_bindings {
+
+void init_plan(py::module_& m) {
+  m.def(
+      "plan",
+      [](const std::filesystem::path& path, const py::object& overrides, double target,
+         int max_pods, const std::string& pods_path, int seeds, int threads) {
+        if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
+        PlanOptions o;
+        if (!overrides.is_none()) o.overrides = overrides_from(overrides);
+        o.target_pct = target;
+        o.max_pods = max_pods;
+        o.path = pods_path;
+        o.seeds = seeds;
+        o.threads = threads;
+        PlanResult r;
+        {
+          // Python routing policies take the GIL back for their own calls (init_policies.cc).
+          py::gil_scoped_release release;
+          r = run_plan(path.string(), o);
+        }
+        py::dict d = json_to_py(plan_json(r));
+        std::ostringstream report;
+        write_plan_report(report, r);
+        d["report"] = report.str();
+        return d;
+      },
+      py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(), py::arg("target") = 90.0,
+      py::arg("max_pods") = 256, py::arg("pods_path") = "fleet.pods", py::arg("seeds") = 1,
+      py::arg("threads") = 0,
+      "Per arm, the smallest pod count whose SLO attainment reaches `target` percent, as\n"
+      "`fleetsim plan` finds it (docs/plan.md): doubling from one pod, then bisection.\n"
+      "\n"
+      "The scenario file needs an slo section. pods_path: fleet.pods, or a pool's\n"
+      "fleet.pools.NAME.pods. seeds: attainment at a count is the mean over this many seeds.\n"
+      "overrides: {dotted.path: value}, as --set.\n"
+      "\n"
+      "Returns a dict: scenario, path, target_pct, max_pods, seeds, arms (each: arm,\n"
+      "pods_needed (None when not met up to max_pods), evaluated: [{pods, slo_attainment_pct,\n"
+      "goodput_req_s, throughput_req_s, ttft_p95_ms, tpot_p50_ms}]), report (the CLI's text).\n"
+      "Raises ScenarioError for a scenario without an slo section or a bad pods_path.");
+}
+
+}  // namespace fleetsim::py_bindings

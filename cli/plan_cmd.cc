@@ -1,0 +1,45 @@
+#include "cli/plan_cmd.h"
+
+#include <iostream>
+
+#include "sim/fleet/plan/plan.h"
+
+namespace fleetsim::cli {
+
+void add_plan_command(CLI::App& app, PlanCommand& c) {
+  c.app = app.add_subcommand(
+      "plan", "find, per arm, the smallest pod count whose SLO attainment reaches a target");
+  c.app->add_option("scenario", c.scenario, "scenario YAML file (with an slo section)")->required();
+  c.app->add_option("--target", c.target, "SLO attainment to reach, percent of requests")
+      ->check(CLI::Range(0.001, 100.0));
+  c.app->add_option("--max-pods", c.max_pods, "give up above this many pods")
+      ->check(CLI::Range(1, 100000));
+  c.app->add_option("--path", c.path,
+                    "the pod count to search (default fleet.pods; a pool's: "
+                    "fleet.pools.NAME.pods)");
+  c.app->add_option("--seeds", c.seeds, "attainment at a count: the mean over this many seeds")
+      ->check(CLI::Range(1, 1000));
+  c.app->add_option("--set", c.sets, "override a field for every run: PATH=VALUE");
+  c.app->add_option("--format", c.format, "output format")->check(CLI::IsMember({"table", "json"}));
+  c.app->add_option("--threads", c.threads, "threads (0 = all cores); results do not depend on it")
+      ->check(CLI::NonNegativeNumber);
+}
+
+int run_plan_command(const PlanCommand& c) {
+  PlanOptions o;
+  o.overrides = c.sets;
+  o.path = c.path;
+  o.target_pct = c.target;
+  o.max_pods = c.max_pods;
+  o.seeds = c.seeds;
+  o.threads = c.threads;
+  const PlanResult r = run_plan(c.scenario, o);
+  if (c.format == "json") {
+    std::cout << plan_json(r).dump(2) << "\n";
+  } else {
+    write_plan_report(std::cout, r);
+  }
+  return 0;
+}
+
+}  // namespace fleetsim::cli

@@ -1,0 +1,25 @@
+// `fleetsim plan`: the smallest fleet meeting the scenario's SLOs, per arm (docs/plan.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace fleetsim::cli {
+
+struct PlanCommand {
+  CLI::App* app = nullptr;
+  std::string scenario;
+  std::string format = "table";
+  std::string path = "fleet.pods";
+  std::vector<std::string> sets;
+  double target = 90;
+  int max_pods = 256;
+  int seeds = 1;
+  int threads = 0;
+};
+
+void add_plan_command(CLI::App& app, PlanCommand& c);
+int run_plan_command(const PlanCommand& c);
+
+}  // namespace fleetsim::cli

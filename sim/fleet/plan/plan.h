@@ -1,0 +1,55 @@
+// Capacity planning: the smallest fleet that meets the scenario's SLOs. For each arm, the pod
+// count is searched by doubling from one pod until SLO attainment reaches the target, then by
+// bisection between the last count that missed and the first that met it (docs/plan.md).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+struct PlanOptions {
+  std::vector<std::string> overrides;  // --set, for every run
+  std::string path = "fleet.pods";     // the pod count searched (a pool's: fleet.pools.NAME.pods)
+  double target_pct = 90;              // SLO attainment to reach, percent of requests
+  int max_pods = 256;
+  int seeds = 1;    // attainment at a count is the mean over this many seeds
+  int threads = 0;  // arms searched in parallel; results do not depend on it
+};
+
+struct PlanPoint {
+  int pods = 0;
+  double attainment_pct = 0;  // mean over the seeds
+  double goodput_req_s = 0;
+  double throughput_req_s = 0;
+  double ttft_p95_ms = 0;
+  double tpot_p50_ms = 0;
+};
+
+struct ArmPlan {
+  std::string arm;
+  std::optional<int> pods_needed;    // none: not met up to max_pods
+  std::vector<PlanPoint> evaluated;  // every count run, in pod order
+};
+
+struct PlanResult {
+  std::string scenario;
+  std::string path;
+  double target_pct = 0;
+  int max_pods = 0;
+  std::vector<std::uint64_t> seeds;
+  std::vector<ArmPlan> arms;
+};
+
+// Throws ScenarioError for a scenario without an slo section, a path that is not a pod count, or
+// bad options.
+PlanResult run_plan(const std::string& scenario_path, const PlanOptions& options);
+
+nlohmann::json plan_json(const PlanResult& r);
+void write_plan_report(std::ostream& os, const PlanResult& r);
+
+}  // namespace fleetsim

@@ -1,0 +1,112 @@
+// `fleetsim plan`: the smallest pod count meeting the SLO target, found by doubling and
+// bisection, the same at any thread count; refusals name what to fix.
+#include <gtest/gtest.h>
+
+#include "sim/errors.h"
+#include "sim/fleet/plan/plan.h"
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+#include "tests/test_util.h"
+
+namespace fleetsim {
+namespace {
+
+class Plan : public testing::TempDirTest {
+ protected:
+  Plan() : TempDirTest("fleetsim-plan-") {}
+
+  // 48 chats at once on a 7B model: one L40S pod queues them well past a 300 ms TTFT.
+  std::string scenario(const std::string& slo = "slo: {ttft_ms: 300}\n") {
+    std::string y = testing::small_scenario_yaml("round_robin");
+    y.replace(y.find("conversations: 12"), 17, "conversations: 96");
+    y.replace(y.find("concurrency: 6"), 14, "concurrency: 48");
+    y += "  - {name: lor, policy: least_outstanding}\n" + slo;
+    return testing::write_file(dir_ / "s.yaml", y);
+  }
+
+  static double attainment_at(const std::string& path, int pods, const std::string& arm) {
+    const Scenario s = load_scenario(path, {"fleet.pods=" + std::to_string(pods)});
+    for (const auto& a : s.arms) {
+      if (a.name == arm) return 100.0 * run_arm(s, a).summary.goodput->attainment;
+    }
+    return -1;
+  }
+};
+
+TEST_F(Plan, FindsTheSmallestCountThatMeetsTheTarget) {
+  const std::string path = scenario();
+  PlanOptions o;
+  o.max_pods = 64;
+  const PlanResult r = run_plan(path, o);
+  ASSERT_EQ(r.arms.size(), 2u);
+  for (const auto& a : r.arms) {
+    ASSERT_TRUE(a.pods_needed.has_value()) << a.arm;
+    const int n = *a.pods_needed;
+    ASSERT_GT(n, 1) << "the test needs a fleet larger than one pod";
+    EXPECT_GE(attainment_at(path, n, a.arm), 90.0) << a.arm;
+    EXPECT_LT(attainment_at(path, n - 1, a.arm), 90.0) << a.arm;
+    // Doubling reached a count at or above n, and every count run is listed once, in order.
+    ASSERT_GE(a.evaluated.size(), 2u);
+    for (size_t i = 1; i < a.evaluated.size(); ++i) {
+      EXPECT_LT(a.evaluated[i - 1].pods, a.evaluated[i].pods);
+    }
+    EXPECT_EQ(a.evaluated.front().pods, 1);
+  }
+}
+
+TEST_F(Plan, ThreadsAndRepeatsGiveTheSameResult) {
+  const std::string path = scenario();
+  PlanOptions one;
+  one.threads = 1;
+  PlanOptions many;
+  many.threads = 2;
+  EXPECT_EQ(plan_json(run_plan(path, one)).dump(), plan_json(run_plan(path, many)).dump());
+}
+
+TEST_F(Plan, SeveralSeedsAverageTheAttainment) {
+  PlanOptions o;
+  o.seeds = 3;
+  const PlanResult r = run_plan(scenario(), o);
+  EXPECT_EQ(r.seeds, (std::vector<std::uint64_t>{7, 8, 9}));
+  EXPECT_TRUE(r.arms[0].pods_needed.has_value());
+}
+
+TEST_F(Plan, ATargetNotMetUpToTheCapSaysSo) {
+  PlanOptions o;
+  o.max_pods = 3;
+  const PlanResult r = run_plan(scenario("slo: {ttft_ms: 1}\n"), o);
+  for (const auto& a : r.arms) {
+    EXPECT_FALSE(a.pods_needed.has_value()) << a.arm;
+    EXPECT_EQ(a.evaluated.back().pods, 3);
+  }
+}
+
+TEST_F(Plan, RefusalsNameWhatToFix) {
+  auto error_of = [&](const std::string& path, const PlanOptions& o) -> std::string {
+    try {
+      run_plan(path, o);
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::string e = error_of(scenario(""), {});
+  EXPECT_NE(e.find("the plan needs an slo section"), std::string::npos) << e;
+  const std::string pooled =
+      testing::write_file(dir_ / "pooled.yaml", testing::small_pooled_scenario_yaml("round_robin") +
+                                                    "slo: {ttft_ms: 500}\n");
+  e = error_of(pooled, {});
+  EXPECT_NE(e.find("--path fleet.pools.small.pods or --path fleet.pools.big.pods"),
+            std::string::npos)
+      << e;
+  PlanOptions bad_path;
+  bad_path.path = "workload.turns";
+  e = error_of(scenario(), bad_path);
+  EXPECT_NE(e.find("--path workload.turns: expected a pod count"), std::string::npos) << e;
+  bad_path.path = "fleet.pools.huge.pods";
+  e = error_of(pooled, bad_path);
+  EXPECT_NE(e.find("no list element 'huge'"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace fleetsim
