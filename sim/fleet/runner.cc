@@ -3,11 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <functional>
-#include <thread>
 
 #include "models/block_hash.h"
 #include "models/cost_model.h"
@@ -19,6 +17,7 @@
 #include "sim/fleet/failures.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/parallel.h"
 #include "sim/fleet/pod.h"
 #include "sim/fleet/topology.h"
 #include "sim/fleet/workload.h"
@@ -334,31 +333,9 @@ RunResult run_scenario(const Scenario& s, int threads) {
   result.seed = s.seed;
   result.fleet = fleet_facts(s);
   result.arms.resize(s.arms.size());
-  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int n = threads <= 0 ? std::min(hw, static_cast<int>(s.arms.size())) : threads;
-  if (n <= 1 || s.arms.size() <= 1) {
-    for (size_t i = 0; i < s.arms.size(); ++i) result.arms[i] = run_arm(s, s.arms[i]);
-    return result;
-  }
   // Each arm writes only its own slot, so the output does not depend on thread timing.
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(s.arms.size());
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < s.arms.size(); i = next++) {
-        try {
-          result.arms[i] = run_arm(s, s.arms[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_first(for_each_index(s.arms.size(), threads,
+                               [&](size_t i) { result.arms[i] = run_arm(s, s.arms[i]); }));
   return result;
 }
 

@@ -3,14 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <iomanip>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "sim/errors.h"
+#include "sim/fleet/parallel.h"
 #include "sim/fleet/report.h"
 
 namespace fleetsim {
@@ -145,23 +144,9 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
     }
     result.points.push_back(std::move(sp));
   }
-  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int n = std::min(threads <= 0 ? hw : threads, static_cast<int>(result.points.size()));
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(result.points.size());
-  auto work = [&] {
-    for (size_t i = next++; i < result.points.size(); i = next++) {
-      try {
-        result.points[i].result = run_scenario(result.points[i].scenario, 1);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  const std::vector<std::exception_ptr> errors = for_each_index(
+      result.points.size(), threads,
+      [&](size_t i) { result.points[i].result = run_scenario(result.points[i].scenario, 1); });
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
     const std::string prefix = "sweep point " + point_text(result.points[i]) + ": ";

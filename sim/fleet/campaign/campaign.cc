@@ -3,16 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/parallel.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 #include "sim/fleet/sweep.h"
@@ -302,28 +301,11 @@ Replicate run_replicate(const Scenario& s, const std::vector<std::string>& metri
 std::vector<Replicate> run_replicates(const Scenario& base, const std::vector<std::uint64_t>& seeds,
                                       const std::vector<std::string>& metrics, int threads) {
   std::vector<Replicate> out(seeds.size());
-  std::vector<std::exception_ptr> errors(seeds.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < seeds.size(); i = next++) {
-      try {
-        Scenario s = base;
-        s.seed = seeds[i];
-        out[i] = run_replicate(s, metrics);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
-  const size_t n = std::min(seeds.size(), threads > 0 ? static_cast<size_t>(threads) : hw);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_first(for_each_index(seeds.size(), threads, [&](size_t i) {
+    Scenario s = base;
+    s.seed = seeds[i];
+    out[i] = run_replicate(s, metrics);
+  }));
   return out;
 }
 

@@ -1,13 +1,12 @@
 #include "sim/fleet/plan/plan.h"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <iomanip>
 #include <map>
-#include <thread>
 
 #include "sim/errors.h"
+#include "sim/fleet/parallel.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 
@@ -131,26 +130,9 @@ PlanResult run_plan(const std::string& path, const PlanOptions& o) {
   r.max_pods = o.max_pods;
   for (int i = 0; i < o.seeds; ++i) r.seeds.push_back(base.seed + static_cast<std::uint64_t>(i));
   r.arms.resize(base.arms.size());
-  std::vector<std::exception_ptr> errors(base.arms.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t a = next++; a < base.arms.size(); a = next++) {
-      try {
-        r.arms[a] = search(path, o, a, base.arms[a].name);
-      } catch (...) {
-        errors[a] = std::current_exception();
-      }
-    }
-  };
-  const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
-  const size_t n = std::min(base.arms.size(), o.threads > 0 ? static_cast<size_t>(o.threads) : hw);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
+    r.arms[a] = search(path, o, a, base.arms[a].name);
+  }));
   return r;
 }
 
