@@ -139,6 +139,16 @@ TEST_F(Campaign, RampStopsAtItsPlateauAndFindsTheKnee) {
   EXPECT_EQ(r.arms[0].metrics.back().metric, "slo_attainment_pct");
 }
 
+TEST_F(Campaign, ASetLoadIsTheABsAndTheRampStillRampsIt) {
+  CampaignOptions o;
+  o.overrides = {"workload.concurrency=9"};
+  const CampaignResult r =
+      run_campaign(scenario(kEppAndRr, "campaign: {replicates: 2, ramp_steps: 3}\n"), o);
+  ASSERT_TRUE(r.calibrate.skipped.empty()) << r.calibrate.skipped;
+  ASSERT_EQ(r.calibrate.levels.size(), 3u);
+  EXPECT_EQ(r.calibrate.levels[2].value, "4");
+}
+
 TEST_F(Campaign, CalibrateSaysWhyItCannotRun) {
   std::string pooled = testing::small_pooled_scenario_yaml("round_robin");
   const CampaignResult r = run_campaign(

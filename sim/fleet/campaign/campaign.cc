@@ -248,9 +248,13 @@ CalibratePhase run_calibrate(const std::string& path, const CampaignOptions& o,
   const auto values =
       ramp_values(knob->start, p.get_double("ramp_factor"),
                   static_cast<int>(p.get_int("ramp_steps")), knob_is_integer(base, knob->path));
-  const SweepResult ramp =
-      run_sweep(path, with(probe_overrides(o.overrides, "one-pod"), {"fleet.pods=1"}),
-                {{knob->path, values}}, o.threads);
+  // The ramp sets the knob at every level; a --set of the same knob (the A/B's load) stays out.
+  std::vector<std::string> sets;
+  for (const auto& s : o.overrides) {
+    if (s.substr(0, s.find('=')) != knob->path) sets.push_back(s);
+  }
+  const SweepResult ramp = run_sweep(path, with(probe_overrides(sets, "one-pod"), {"fleet.pods=1"}),
+                                     {{knob->path, values}}, o.threads);
   const double gain = 1.0 + p.get_double("plateau_gain_pct") / 100.0;
   const double target = p.get_double("knee_target_pct");
   double best = -1;
