@@ -191,14 +191,14 @@ void Gateway::scrape(int replica) {
   loop_.schedule_background_in(config_.scrape_interval, [this, replica] { scrape(replica); });
 }
 
-std::vector<PodState> Gateway::candidates(int replica) const {
+std::span<const PodState> Gateway::candidates(int replica) {
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
-  std::vector<PodState> out;
-  out.reserve(pods_.size());
+  std::vector<PodState>& out = candidates_;
+  out.clear();
   for (const auto& p : pods_) {
     const auto i = static_cast<size_t>(p->index());
     if (!healthy_[i] || !endpoints_[i]) continue;
-    PodState s;
+    PodState& s = out.emplace_back();
     s.index = p->index();
     s.name = p->name();
     s.inflight_requests = rep.inflight[i];
@@ -213,7 +213,6 @@ std::vector<PodState> Gateway::candidates(int replica) const {
       s.kv_usage = p->engine().cache().usage();
     }
     s.pool = pod_pools_[i];
-    out.push_back(std::move(s));
   }
   return out;
 }
@@ -306,7 +305,7 @@ void Gateway::picker_failed(RequestPtr r, TimeNs after, int replica) {
 }
 
 void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
-  const std::vector<PodState> pods = candidates(replica);
+  const std::span<const PodState> pods = candidates(replica);
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
     ++no_pod_;

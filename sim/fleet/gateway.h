@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "policies/policy.h"
@@ -128,7 +129,9 @@ class Gateway : public PodListener {
   void picker_failed(RequestPtr r, TimeNs after, int replica);
   void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
   void finish(const RequestPtr& r, int pod, Outcome outcome);
-  std::vector<PodState> candidates(int replica) const;
+  // The routable pods as `replica` sees them, written into candidates_ (one buffer for every
+  // request: a fleet of 10,000 pods would otherwise allocate and copy ~1 MB per request).
+  std::span<const PodState> candidates(int replica);
   TimeNs latency_to(int pod) const;
   void probe(int pod);
   void probe_result(int pod, bool ok);
@@ -145,6 +148,7 @@ class Gateway : public PodListener {
   Rng spread_rng_;
   std::int64_t spread_next_ = 0;
   Completion completion_;
+  std::vector<PodState> candidates_;
   std::vector<std::int32_t> inflight_;  // over every replica
   std::vector<std::int32_t> pod_pools_;
   std::vector<bool> healthy_;    // the gateway's belief, from probes
