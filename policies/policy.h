@@ -108,6 +108,12 @@ class RoutingPolicy {
   }
   // Counters about the policy's own decisions, read once after the run.
   virtual std::vector<PolicyCounter> counters() const { return {}; }
+  // Whether pick() reads the engines' own state (PodState::waiting, running, kv_usage). Reading
+  // it touches every pod's engine for every request, which dominates routing in fleets of
+  // thousands of pods; a policy that says false gets those fields as 0. True unless a policy
+  // says otherwise (Python policies included); tests/contract_test.cc holds every built-in
+  // policy that says false to it.
+  virtual bool reads_engine_state() const { return true; }
 };
 
 using PolicyRegistry = Registry<RoutingPolicy, const PolicyContext&>;

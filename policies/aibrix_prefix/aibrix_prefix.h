@@ -37,6 +37,7 @@ class AibrixPrefixPolicy : public RoutingPolicy {
 
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  bool reads_engine_state() const override { return false; }
 
   std::vector<BlockHash> prompt_blocks(const Request& request) const;
   // Pod index -> integer match percent for `hashes` among `allowed` pods (pods with no match

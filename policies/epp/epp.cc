@@ -199,6 +199,13 @@ std::int64_t EppPolicy::estimate_tokens(const Request& request) const {
   return input + std::llround(static_cast<double>(input) * 1.5);
 }
 
+bool EppPolicy::reads_engine_state() const {
+  return std::any_of(filters_.begin(), filters_.end(),
+                     [](const auto& f) { return f->reads_engine_state(); }) ||
+         std::any_of(scorers_.begin(), scorers_.end(),
+                     [](const auto& s) { return s.first->reads_engine_state(); });
+}
+
 int EppPolicy::pick(const Request& request, std::span<const PodState> live,
                     const RouteContext& ctx) {
   if (live.empty()) return -1;

@@ -35,6 +35,7 @@ class EppPolicy : public RoutingPolicy {
   // prefix_source: precise (llm-d's precise-prefix-cache scorer): the pods' true cache state,
   // from their KV events, instead of the approximate index.
   bool wants_kv_events() const override { return precise_; }
+  bool reads_engine_state() const override;
   void on_kv_events(int pod, std::span<const KvEvent> events) override;
 
   // The prompt's prefix hashes as this EPP computes them.

@@ -27,6 +27,7 @@ namespace {
 // Qwen3-32B on H100 TP=2). PodState::inflight_tokens stands for the inflight-load-producer's count.
 class PrefixCacheAffinityFilter : public EppFilter {
  public:
+  bool reads_engine_state() const override { return false; }
   explicit PrefixCacheAffinityFilter(const EppPluginArgs& args)
       : threshold_(args.params->get_double("affinity_threshold")),
         explore_(args.params->get_double("affinity_explore_probability")),
@@ -77,6 +78,7 @@ class PrefixCacheAffinityFilter : public EppFilter {
 // 1 - min(tokens, queueThresholdTokens) / queueThresholdTokens, 1 when nothing is in flight.
 class TokenLoadScorer : public EppScorer {
  public:
+  bool reads_engine_state() const override { return false; }
   explicit TokenLoadScorer(const EppPluginArgs& args)
       : capacity_(static_cast<double>(args.params->get_int("token_load_capacity"))) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
@@ -97,6 +99,7 @@ class TokenLoadScorer : public EppScorer {
 // which is PodState::inflight_requests.
 class ActiveRequestScorer : public EppScorer {
  public:
+  bool reads_engine_state() const override { return false; }
   explicit ActiveRequestScorer(const EppPluginArgs&) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
     std::int32_t max_count = 0;
@@ -144,6 +147,7 @@ class KvCacheUtilizationScorer : public EppScorer {
 // matched blocks / prompt blocks from the approximate index, 0 when the prompt has no full block.
 class PrefixCacheScorer : public EppScorer {
  public:
+  bool reads_engine_state() const override { return false; }
   explicit PrefixCacheScorer(const EppPluginArgs&) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
     for (size_t k = 0; k < kept.size(); ++k) out[k] = cycle.prefix_score[kept[k]];
@@ -173,6 +177,7 @@ class LoadAwareScorer : public EppScorer {
 // everywhere. Spreads the cache growth of new prefixes.
 class NoHitLruScorer : public EppScorer {
  public:
+  bool reads_engine_state() const override { return false; }
   explicit NoHitLruScorer(const EppPluginArgs&) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
     bool cold = true;

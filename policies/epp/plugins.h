@@ -26,6 +26,9 @@ class EppFilter {
  public:
   virtual ~EppFilter() = default;
   virtual Kept filter(const EppCycle& cycle, Kept kept) = 0;
+  // Whether it reads the engines' own state (RoutingPolicy::reads_engine_state); true unless
+  // the plug-in says otherwise.
+  virtual bool reads_engine_state() const { return true; }
 };
 
 class EppScorer {
@@ -38,6 +41,8 @@ class EppScorer {
     (void)pod;
     (void)cold;
   }
+  // As EppFilter::reads_engine_state.
+  virtual bool reads_engine_state() const { return true; }
 };
 
 class EppPicker {

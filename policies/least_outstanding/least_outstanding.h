@@ -17,6 +17,7 @@ class LeastOutstandingPolicy : public RoutingPolicy {
 
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  bool reads_engine_state() const override { return false; }
 
  private:
   TieBreak tie_;

@@ -19,6 +19,7 @@ class PowerOfTwoPolicy : public RoutingPolicy {
 
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  bool reads_engine_state() const override { return metric_ == Metric::kKv; }
 
   // The load compared between the two draws.
   double load(const PodState& pod) const;

@@ -16,6 +16,7 @@ class RandomPolicy : public RoutingPolicy {
   // One draw of std::uniform_int_distribution over the candidates' positions per request.
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  bool reads_engine_state() const override { return false; }
 
  private:
   Rng rng_;  // make_rng(seed, stream_name): the arm's own stream, so arms never share draws

@@ -17,6 +17,7 @@ class RoundRobinPolicy : public RoutingPolicy {
   // shrinks or grows because a pod went down or came back.
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
+  bool reads_engine_state() const override { return false; }
 
  private:
   int next_ = 0;  // pod index the next pick starts from

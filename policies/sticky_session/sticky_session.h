@@ -33,6 +33,7 @@ class StickySessionPolicy : public RoutingPolicy {
            const RouteContext& ctx) override;
   void on_dispatched(const Request& request, int pod) override;
   void on_finished(const Request& request, int pod) override;
+  bool reads_engine_state() const override { return assignment_->reads_engine_state(); }
 
   struct Counters {
     std::int64_t hits = 0;          // occupied_hit: the session was bound and its pod served

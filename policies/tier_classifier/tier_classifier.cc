@@ -151,6 +151,11 @@ bool TierClassifierPolicy::wants_kv_events() const {
                      [](const auto& kv) { return kv.second->wants_kv_events(); });
 }
 
+bool TierClassifierPolicy::reads_engine_state() const {
+  return std::any_of(inner_.begin(), inner_.end(),
+                     [](const auto& kv) { return kv.second->reads_engine_state(); });
+}
+
 void TierClassifierPolicy::on_kv_events(int pod, std::span<const KvEvent> events) {
   if (RoutingPolicy* p = inner_for_pod(pod)) p->on_kv_events(pod, events);
 }

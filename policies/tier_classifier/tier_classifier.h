@@ -31,6 +31,7 @@ class TierClassifierPolicy : public RoutingPolicy {
   void on_first_token(const Request& request, int pod) override;
   void on_finished(const Request& request, int pod) override;
   bool wants_kv_events() const override;
+  bool reads_engine_state() const override;
   void on_kv_events(int pod, std::span<const KvEvent> events) override;
   std::vector<PolicyCounter> counters() const override;
 

@@ -135,6 +135,12 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
     r.inflight_tokens.assign(pods.size(), 0);
     replicas_.push_back(std::move(r));
   }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i]->index() != static_cast<int>(i)) {
+      throw InternalError("gateway: pod " + pods[i]->name() + " at position " + std::to_string(i));
+    }
+    pod_names_.push_back(pods[i]->name());
+  }
 }
 
 void Gateway::start() {
@@ -191,28 +197,30 @@ void Gateway::scrape(int replica) {
   loop_.schedule_background_in(config_.scrape_interval, [this, replica] { scrape(replica); });
 }
 
-std::span<const PodState> Gateway::candidates(int replica) {
+std::span<const PodState> Gateway::candidates(int replica, bool engine_state) {
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
   std::vector<PodState>& out = candidates_;
   out.clear();
-  for (const auto& p : pods_) {
-    const auto i = static_cast<size_t>(p->index());
+  // Only the gateway's own arrays unless the policy reads the engines: a pod's engine is a
+  // memory access of its own, per pod and per request.
+  for (size_t i = 0; i < pods_.size(); ++i) {
     if (!healthy_[i] || !endpoints_[i]) continue;
     PodState& s = out.emplace_back();
-    s.index = p->index();
-    s.name = p->name();
+    s.index = static_cast<int>(i);
+    s.name = pod_names_[i];
     s.inflight_requests = rep.inflight[i];
     s.inflight_tokens = rep.inflight_tokens[i];
-    if (config_.scrape_interval > 0) {
+    s.pool = pod_pools_[i];
+    if (engine_state && config_.scrape_interval > 0) {
       s.waiting = rep.scraped[i].waiting;
       s.running = rep.scraped[i].running;
       s.kv_usage = rep.scraped[i].kv_usage;
-    } else {
-      s.waiting = p->engine().num_waiting();
-      s.running = p->engine().num_running();
-      s.kv_usage = p->engine().cache().usage();
+    } else if (engine_state) {
+      const Engine& e = pods_[i]->engine();
+      s.waiting = e.num_waiting();
+      s.running = e.num_running();
+      s.kv_usage = e.cache().usage();
     }
-    s.pool = pod_pools_[i];
   }
   return out;
 }
@@ -305,7 +313,7 @@ void Gateway::picker_failed(RequestPtr r, TimeNs after, int replica) {
 }
 
 void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
-  const std::span<const PodState> pods = candidates(replica);
+  const std::span<const PodState> pods = candidates(replica, policy.reads_engine_state());
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
     ++no_pod_;

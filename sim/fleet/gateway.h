@@ -131,7 +131,9 @@ class Gateway : public PodListener {
   void finish(const RequestPtr& r, int pod, Outcome outcome);
   // The routable pods as `replica` sees them, written into candidates_ (one buffer for every
   // request: a fleet of 10,000 pods would otherwise allocate and copy ~1 MB per request).
-  std::span<const PodState> candidates(int replica);
+  // `engine_state`: also each pod's waiting, running and KV usage (scraped or live), which only
+  // some policies read (RoutingPolicy::reads_engine_state).
+  std::span<const PodState> candidates(int replica, bool engine_state);
   TimeNs latency_to(int pod) const;
   void probe(int pod);
   void probe_result(int pod, bool ok);
@@ -149,6 +151,7 @@ class Gateway : public PodListener {
   std::int64_t spread_next_ = 0;
   Completion completion_;
   std::vector<PodState> candidates_;
+  std::vector<std::string> pod_names_;
   std::vector<std::int32_t> inflight_;  // over every replica
   std::vector<std::int32_t> pod_pools_;
   std::vector<bool> healthy_;    // the gateway's belief, from probes
