@@ -1,5 +1,7 @@
 #include "sim/errors.h"
 
+#include <sstream>
+
 namespace fleetsim {
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -7,6 +9,17 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += sep;
     out += items[i];
+  }
+  return out;
+}
+
+std::vector<std::string> split_trimmed(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string part; std::getline(ss, part, sep);) {
+    const auto b = part.find_first_not_of(" \t\n");
+    out.push_back(b == std::string::npos ? ""
+                                         : part.substr(b, part.find_last_not_of(" \t\n") - b + 1));
   }
   return out;
 }

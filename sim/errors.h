@@ -40,5 +40,8 @@ class InternalError : public Error {
 };
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
+// The items of a `sep`-separated list, each trimmed of blanks; empty items are kept (a caller
+// that refuses them can name them).
+std::vector<std::string> split_trimmed(const std::string& text, char sep);
 
 }  // namespace fleetsim

@@ -68,16 +68,11 @@ const ParamSpec& campaign_spec() {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
+// The comma list of metric names, blanks and empty items dropped.
+std::vector<std::string> metric_list(const std::string& text) {
+  std::vector<std::string> names = split_trimmed(text, ',');
+  std::erase(names, "");
+  return names;
 }
 
 }  // namespace
@@ -88,7 +83,7 @@ Params parse_campaign(const YAML::Node& node, const YamlWhere& where, const Scen
     const YamlWhere w = where.child(key);
     return node.IsDefined() && node[key].IsDefined() ? w.at(node[key]) : w.path;
   };
-  const auto metrics = split_list(p.get_string("metrics"));
+  const auto metrics = metric_list(p.get_string("metrics"));
   if (metrics.empty()) throw ScenarioError(at("metrics") + ": expected at least one metric");
   for (const auto& m : metrics) {
     try {
@@ -116,7 +111,7 @@ Params parse_campaign(const YAML::Node& node, const YamlWhere& where, const Scen
 namespace {
 
 std::vector<std::string> campaign_metrics(const Scenario& s) {
-  std::vector<std::string> names = split_list(s.campaign.get_string("metrics"));
+  std::vector<std::string> names = metric_list(s.campaign.get_string("metrics"));
   if (s.slo.enabled && std::find(names.begin(), names.end(), "slo_attainment_pct") == names.end()) {
     names.emplace_back("slo_attainment_pct");
   }

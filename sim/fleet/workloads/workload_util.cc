@@ -20,13 +20,6 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string part; std::getline(ss, part, sep);) out.push_back(trim(part));
-  return out;
-}
-
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
   std::istringstream is(s);
@@ -57,8 +50,8 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
                         "'; expected 'time_s:rate, time_s:rate, ...' with increasing times, e.g. "
                         "'0:2, 600:10, 1200:2'");
   };
-  for (const std::string& item : split(text, ',')) {
-    const auto parts = split(item, ':');
+  for (const std::string& item : split_trimmed(text, ',')) {
+    const auto parts = split_trimmed(item, ':');
     double t = 0, r = 0;
     if (parts.size() != 2 || !parse_double(parts[0], t) || !parse_double(parts[1], r)) {
       fail("'" + item + "' is not time_s:rate");
@@ -227,7 +220,7 @@ CategoricalMix CategoricalMix::parse(const std::string& text, const std::string&
   CategoricalMix m;
   if (trim(text).empty()) return m;
   std::set<std::string> seen;
-  for (const std::string& item : split(text, ',')) {
+  for (const std::string& item : split_trimmed(text, ',')) {
     const auto colon = item.rfind(':');
     double w = 0;
     const std::string name = colon == std::string::npos ? item : trim(item.substr(0, colon));
