@@ -23,12 +23,6 @@ nlohmann::json pct_json(const Percentiles& p) {
           {"p99", rounded(p.p99)}};
 }
 
-std::string fmt(double v, int decimals) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << v;
-  return os.str();
-}
-
 nlohmann::json slo_json(const SloSpec& slo) {
   auto targets = [](const SloTargets& t) {
     return nlohmann::json{{"ttft_ms", rounded(t.ttft_ms)},
@@ -43,6 +37,12 @@ nlohmann::json slo_json(const SloSpec& slo) {
 }
 
 }  // namespace
+
+std::string fixed_text(double v, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
 
 nlohmann::json summary_json(const ArmSummary& s) {
   nlohmann::json per_pod = nlohmann::json::array();
@@ -165,14 +165,14 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
        << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
-       << " blocks/pod (" << fmt(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
+       << " blocks/pod (" << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
        << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs\n";
   } else {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " pods in "
        << r.fleet.pools.size() << " pools\n";
     for (const auto& p : r.fleet.pools) {
       os << "  pool " << p.name << ": " << p.pods << " x " << p.gpu << "  " << p.model << "  KV "
-         << p.kv_blocks_per_pod << " blocks/pod (" << fmt(p.kv_gib_per_pod, 1)
+         << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
          << " seqs\n";
     }
@@ -192,7 +192,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     const auto arm_it = s.measured.find(a.name);
     if (arm_it == s.measured.end()) return std::string();
     const auto m = arm_it->second.find(metric);
-    return m == arm_it->second.end() ? std::string() : " (" + fmt(m->second, decimals) + ")";
+    return m == arm_it->second.end() ? std::string() : " (" + fixed_text(m->second, decimals) + ")";
   };
   os << std::setw(label_w) << "requests (completed/failed)";
   for (const auto& a : r.arms) {
@@ -206,7 +206,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     os << std::setw(label_w) << metric.label;
     for (const auto& a : r.arms) {
       os << std::setw(cell_w)
-         << fmt(metric.value(a), metric.decimals) + measured_cell(a, metric.name, metric.decimals);
+         << fixed_text(metric.value(a), metric.decimals) +
+                measured_cell(a, metric.name, metric.decimals);
     }
     os << "\n";
   }
@@ -217,7 +218,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       os << std::setw(label_w) << metric.label;
       for (const auto& a : r.arms) {
         os << std::setw(cell_w)
-           << fmt(metric.value(a), metric.decimals) +
+           << fixed_text(metric.value(a), metric.decimals) +
                   measured_cell(a, metric.name, metric.decimals);
       }
       os << "\n";
@@ -234,7 +235,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
         const auto& per_class = a.summary.goodput->per_class;
         const auto it = std::find_if(per_class.begin(), per_class.end(),
                                      [&](const SloClassGoodput& c) { return c.slo_class == name; });
-        os << std::setw(cell_w) << (it == per_class.end() ? "-" : fmt(100.0 * it->attainment, 1));
+        os << std::setw(cell_w)
+           << (it == per_class.end() ? "-" : fixed_text(100.0 * it->attainment, 1));
       }
       os << "\n";
     }
@@ -249,9 +251,9 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
         for (const auto& a : r.arms) {
           const PoolSummary& ps = a.summary.per_pool.at(p);
           const std::string cell = k == 0   ? std::to_string(ps.requests)
-                                   : k == 1 ? fmt(100.0 * ps.prefix_cache_reuse, 1)
-                                   : k == 2 ? fmt(ps.ttft_ms.p50, 0)
-                                            : fmt(ps.tpot_ms.p50, 1);
+                                   : k == 1 ? fixed_text(100.0 * ps.prefix_cache_reuse, 1)
+                                   : k == 2 ? fixed_text(ps.ttft_ms.p50, 0)
+                                            : fixed_text(ps.tpot_ms.p50, 1);
           os << std::setw(cell_w) << cell;
         }
         os << "\n";
@@ -280,17 +282,19 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
        << a.name << " failures: lost " << f["requests_lost"] << ", retries " << f["retries"]
        << ", errors " << f["errors_by_class"].dump();
     if (!f["failure_window"].is_null()) {
-      os << ", window " << fmt(f["failure_window"]["first_s"].get<double>(), 2) << "-"
-         << fmt(f["failure_window"]["last_s"].get<double>(), 2) << " s";
+      os << ", window " << fixed_text(f["failure_window"]["first_s"].get<double>(), 2) << "-"
+         << fixed_text(f["failure_window"]["last_s"].get<double>(), 2) << " s";
     }
     os << "\n";
     for (const auto& fault : f["faults"]) {
       os << "  " << fault["kind"].get<std::string>() << " " << fault["target"].get<std::string>()
          << " at " << fault["at_s"] << " s: detected after "
-         << (fault["detection_latency_s"].is_null() ? std::string("-")
-                                                    : fmt(fault["detection_latency_s"], 2) + " s")
+         << (fault["detection_latency_s"].is_null()
+                 ? std::string("-")
+                 : fixed_text(fault["detection_latency_s"], 2) + " s")
          << " (" << fault["errors_before_detection"] << " errors before), recovered after "
-         << (fault["recovery_s"].is_null() ? std::string("-") : fmt(fault["recovery_s"], 2) + " s")
+         << (fault["recovery_s"].is_null() ? std::string("-")
+                                           : fixed_text(fault["recovery_s"], 2) + " s")
          << "\n";
     }
   }

@@ -14,6 +14,8 @@ nlohmann::json summary_json(const ArmSummary& s);
 // Whether the run's arms carry goodput@SLO (its scenario has an slo section): the outputs add
 // their goodput rows and columns only then, so other results keep their exact bytes.
 bool has_goodput(const RunResult& r);
+// `v` with `decimals` digits after the point, as every table prints figures.
+std::string fixed_text(double v, int decimals);
 nlohmann::json result_json(const RunResult& r, const Scenario& s);
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s);
 void write_summary_csv(std::ostream& os, const RunResult& r);

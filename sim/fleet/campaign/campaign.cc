@@ -12,6 +12,7 @@
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/parallel.h"
+#include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 #include "sim/fleet/sweep.h"
@@ -308,14 +309,6 @@ std::vector<Replicate> run_replicates(const Scenario& base, const std::vector<st
   return out;
 }
 
-std::string fmt(double v, int decimals = 1) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(decimals);
-  os << v;
-  return os.str();
-}
-
 void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string>& metrics,
              const std::vector<Replicate>& reps) {
   const Params& p = s.campaign;
@@ -411,12 +404,12 @@ void judge(CampaignResult& r, const Scenario& s, const std::vector<Replicate>& r
   Gate enough{"replicates", n >= min_n,
               std::to_string(n) + (n >= min_n ? " >= " : " < ") + std::to_string(min_n)};
   const double max_cv = p.get_double("max_cv_pct");
-  Gate stable{"spread (CV) at most " + fmt(max_cv) + "%", true, ""};
+  Gate stable{"spread (CV) at most " + fixed_text(max_cv, 1) + "%", true, ""};
   for (const auto& a : r.arms) {
     for (const auto& m : a.metrics) {
       if (m.spread.cv_pct > max_cv) {
         stable.ok = false;
-        stable.detail += a.arm + " " + m.metric + " " + fmt(m.spread.cv_pct) + "%; ";
+        stable.detail += a.arm + " " + m.metric + " " + fixed_text(m.spread.cv_pct, 1) + "%; ";
       }
     }
   }

@@ -5,6 +5,7 @@
 
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/campaign/campaign.h"
+#include "sim/fleet/report.h"
 
 namespace fleetsim {
 namespace {
@@ -14,18 +15,12 @@ nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : 
 
 nlohmann::json interval(const Interval& i) { return {number(i.low), number(i.high)}; }
 
-std::string fixed(double v, int decimals) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << v;
-  return os.str();
-}
-
 // A metric's figures with the decimals of the result table.
 std::string shown(const std::string& metric, double v) {
-  return fixed(v, arm_metric(metric).decimals);
+  return fixed_text(v, arm_metric(metric).decimals);
 }
 
-std::string pct(double v) { return std::isfinite(v) ? fixed(v, 1) + "%" : "inf"; }
+std::string pct(double v) { return std::isfinite(v) ? fixed_text(v, 1) + "%" : "inf"; }
 
 }  // namespace
 
@@ -98,7 +93,7 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
   os << "campaign " << r.scenario << "  seeds " << r.seeds.front() << ".." << r.seeds.back() << " ("
      << r.seeds.size() << " replicates)  baseline " << r.baseline << "\n\n";
   os << "1. health: " << (r.health.problems.empty() ? "ok" : "FAILED") << ", idle TTFT per pod ms:";
-  for (double t : r.health.idle_ttft_ms) os << " " << fixed(t, 0);
+  for (double t : r.health.idle_ttft_ms) os << " " << fixed_text(t, 0);
   os << "\n";
   for (const auto& p : r.health.problems) os << "   " << p << "\n";
 
@@ -109,13 +104,14 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
     os << "2. calibrate: one pod, " << c.path << " ramped:";
     for (size_t i = 0; i < c.levels.size(); ++i) {
       const auto& l = c.levels[i];
-      os << (i ? "," : "") << " " << l.value << " -> " << fixed(l.throughput_req_s, 2) << " req/s";
-      if (l.slo_attainment_pct) os << " (SLO " << fixed(*l.slo_attainment_pct, 0) << "%)";
+      os << (i ? "," : "") << " " << l.value << " -> " << fixed_text(l.throughput_req_s, 2)
+         << " req/s";
+      if (l.slo_attainment_pct) os << " (SLO " << fixed_text(*l.slo_attainment_pct, 0) << "%)";
       if (static_cast<int>(i) == c.plateau_level) os << " [plateau]";
     }
-    os << "\n   capacity " << fixed(c.capacity_req_s, 2) << " req/s per pod"
+    os << "\n   capacity " << fixed_text(c.capacity_req_s, 2) << " req/s per pod"
        << (c.plateau_level < 0 ? " (no plateau reached: at least this)" : "") << ", x "
-       << c.fleet_pods << " pods = " << fixed(c.capacity_req_s * c.fleet_pods, 1)
+       << c.fleet_pods << " pods = " << fixed_text(c.capacity_req_s * c.fleet_pods, 1)
        << " req/s for the fleet";
     if (c.levels.front().slo_attainment_pct) {
       os << "; knee " << (c.knee ? c.path + " = " + *c.knee : "none (no level meets the target)");
@@ -125,8 +121,8 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
   // The worst single sample is in the JSON; in a drain with one request left it is the pod
   // count, so the text shows the mean over the run.
   os << "3. probe (seed " << r.seeds.front() << "): concentration peak/mean";
-  for (const auto& p : r.probe) os << "  " << p.arm << " " << fixed(p.concentration_mean, 2);
-  os << "\n4. A/B and 5. analysis: mean [" << fixed(100 * r.confidence, 0)
+  for (const auto& p : r.probe) os << "  " << p.arm << " " << fixed_text(p.concentration_mean, 2);
+  os << "\n4. A/B and 5. analysis: mean [" << fixed_text(100 * r.confidence, 0)
      << "% BCa interval] CV\n";
   for (const auto& a : r.arms) {
     for (const auto& m : a.metrics) {
@@ -137,12 +133,12 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
   }
   if (!r.comparisons.empty()) {
     os << "   against " << r.baseline << " (paired by seed; equivalent = within +-"
-       << fixed(r.margin_pct, 1) << "%, TOST):\n";
+       << fixed_text(r.margin_pct, 1) << "%, TOST):\n";
   }
   for (const auto& cmp : r.comparisons) {
     os << "   " << std::left << std::setw(14) << cmp.arm << std::setw(24) << cmp.metric
        << (cmp.diff >= 0 ? "+" : "") << shown(cmp.metric, cmp.diff) << " ("
-       << (cmp.diff_pct >= 0 ? "+" : "") << fixed(cmp.diff_pct, 1) << "%) ["
+       << (cmp.diff_pct >= 0 ? "+" : "") << fixed_text(cmp.diff_pct, 1) << "%) ["
        << shown(cmp.metric, cmp.ci.low) << ", " << shown(cmp.metric, cmp.ci.high) << "]  "
        << cmp.finding;
     if (cmp.finding == "inconclusive") os << " (about " << cmp.replicates_needed << " replicates)";
