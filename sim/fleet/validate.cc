@@ -434,14 +434,13 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
   }
   for (const auto& c : checks) {
     const std::string prefix = c.target_where.at(c.target_node) + ": ";
-    std::uint64_t base_seed = 0;
-    referenced(prefix, [&] { base_seed = load_scenario(c.path, c.sets).seed; });
     if (!c.sweep) {
       std::string label;
       std::vector<RunResult> runs(static_cast<size_t>(seeds));
       referenced(prefix, [&] {
         Scenario s = load_scenario(c.path, c.sets);
         label = s.name;
+        const std::uint64_t base_seed = s.seed;
         for (int i = 0; i < seeds; ++i) {
           s.seed = base_seed + static_cast<std::uint64_t>(i);
           runs[static_cast<size_t>(i)] = run_scenario(s, threads);
@@ -457,11 +456,13 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
     }
     std::vector<SweepResult> sweeps(static_cast<size_t>(seeds));
     referenced(prefix, [&] {
-      for (int i = 0; i < seeds; ++i) {
+      // The first sweep runs with the scenario's own seed (an override would clash with a grid
+      // of seeds) and tells the next ones where to count from.
+      sweeps[0] = run_sweep(c.path, c.sets, {}, threads);
+      const std::uint64_t base_seed = sweeps[0].points.front().scenario.seed;
+      for (int i = 1; i < seeds; ++i) {
         std::vector<std::string> sets = c.sets;
-        // The scenario's own seed needs no override (and one would clash with a grid of seeds).
-        if (i > 0)
-          sets.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
+        sets.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
         sweeps[static_cast<size_t>(i)] = run_sweep(c.path, sets, {}, threads);
       }
     });
