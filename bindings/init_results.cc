@@ -280,6 +280,25 @@ void init_results(py::module_& m) {
           "of each fault, requests lost, retries), or None when the scenario has no faults or "
           "health probes.")
       .def_property_readonly(
+          "autoscaling",
+          [](const ArmHandle& a) -> py::object {
+            const nlohmann::json& summary = a.json()["summary"];
+            if (!summary.contains("autoscaling")) return py::none();
+            const nlohmann::json& timeline = summary["autoscaling"]["timeline"];
+            py::dict columns;
+            for (const char* key :
+                 {"t_s", "metric", "recommended", "desired", "ready", "provisioned"}) {
+              py::list column;
+              for (const auto& point : timeline) column.append(json_to_py(point[key]));
+              columns[key] = column;
+            }
+            return py::module_::import("pandas").attr("DataFrame")(columns);
+          },
+          "The HPA's timeline as a pandas DataFrame, one row per sync (t_s, metric: the "
+          "average over ready pods, recommended, desired, ready, provisioned pods); empty for a "
+          "static arm beside autoscaled ones, None when no arm of the scenario autoscales. "
+          "summary['autoscaling'] holds the totals (pod_hours, mean_pods, peak_pods).")
+      .def_property_readonly(
           "events", [](const ArmHandle& a) { return a.arm().events; },
           "Events the arm's simulation ran.")
       .def_property_readonly(

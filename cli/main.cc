@@ -22,6 +22,7 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/report.h"
@@ -264,6 +265,12 @@ int cmd_describe(const std::string& name) {
               << campaign_spec().describe();
     return 0;
   }
+  if (name == "autoscaling") {
+    std::cout << "autoscaling: a Kubernetes HPA over the fleet's pods (docs/autoscaling.md); "
+                 "scenario-wide, overridable per arm\nparameters:\n"
+              << autoscaling_spec().describe();
+    return 0;
+  }
   if (name == "slo") {
     std::cout << "slo: the targets behind goodput@SLO; a request is good when it completed within "
                  "every target of its SLO class\nparameters (also under classes: {NAME: {...}}, "
@@ -277,7 +284,8 @@ int cmd_describe(const std::string& name) {
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model", "slo", "model", "campaign"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo",
+                                    "model",  "campaign",   "autoscaling"};
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);

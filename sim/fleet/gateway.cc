@@ -437,6 +437,7 @@ void Gateway::probe(int pod) {
       break;
     case PodHealth::kRefusing:
     case PodHealth::kLoading:
+    case PodHealth::kDraining:
       answer_in = std::min(rtt, config_.probe_timeout);
       break;
     case PodHealth::kBlackHole:

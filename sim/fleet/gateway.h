@@ -84,6 +84,10 @@ class Gateway : public PodListener {
   }
   void remove_endpoint(int pod);  // after the watch delay
   void add_endpoint(int pod);     // after the watch delay
+  // A pod that is not part of the Service when the run starts (a replica an autoscaler may add).
+  void absent_at_start(int pod) { endpoints_[static_cast<size_t>(pod)] = false; }
+  // In the endpoint list the routers use (the watch's view).
+  bool in_endpoints(int pod) const { return endpoints_[static_cast<size_t>(pod)]; }
 
   void on_pod_first_token(const RequestPtr& r, int pod) override;
   void on_pod_finished(const RequestPtr& r, int pod) override;

@@ -144,6 +144,28 @@ struct GoodputSummary {
   std::vector<SloClassGoodput> per_class;
 };
 
+// An autoscaled arm (sim/fleet/autoscaler.h): one point per HPA sync.
+struct AutoscalingPoint {
+  double t_s = 0;
+  double metric = 0;             // average over ready pods with a sample (NaN: none)
+  std::int32_t recommended = 0;  // the calculation's recommendation
+  std::int32_t desired = 0;      // after stabilization and rate limits
+  std::int32_t ready = 0;        // pods the routers may use
+  std::int32_t provisioned = 0;  // pods holding a GPU (starting, ready or draining)
+};
+
+struct AutoscalingSummary {
+  std::string metric;
+  double target = 0;
+  std::int32_t min_pods = 0, max_pods = 0;
+  double pod_seconds = 0;  // GPU time held: from a pod's provisioning to its exit
+  double mean_pods = 0;    // pod_seconds over the run
+  std::int32_t peak_pods = 0;
+  std::int32_t pods_added = 0, pods_removed = 0;
+  std::int64_t scale_ups = 0, scale_downs = 0;  // syncs that changed the replicas
+  std::vector<AutoscalingPoint> timeline;       // one point per sync
+};
+
 struct ArmSummary {
   std::int64_t requests = 0, completed = 0, failed = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
@@ -157,9 +179,10 @@ struct ArmSummary {
   RoutingEvidence routing;
   std::vector<PolicyCounter> policy_counters;
   std::vector<PolicyCounter> gateway_counters;
-  std::vector<PoolSummary> per_pool;      // empty unless the fleet has fleet.pools
-  ReplicaSummary replicas;                // empty unless gateway.replicas > 1
-  std::optional<GoodputSummary> goodput;  // only for scenarios with an slo section
+  std::vector<PoolSummary> per_pool;              // empty unless the fleet has fleet.pools
+  ReplicaSummary replicas;                        // empty unless gateway.replicas > 1
+  std::optional<GoodputSummary> goodput;          // only for scenarios with an slo section
+  std::optional<AutoscalingSummary> autoscaling;  // only for autoscaled arms
 };
 
 // `window_s` > 0: rates are taken over that many seconds (a client's fixed window) instead of

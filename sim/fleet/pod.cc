@@ -30,6 +30,8 @@ const char* pod_health_name(PodHealth h) {
       return "black_hole";
     case PodHealth::kLoading:
       return "loading";
+    case PodHealth::kDraining:
+      return "draining";
   }
   return "?";
 }
@@ -64,9 +66,11 @@ void Pod::receive(RequestPtr r) {
       return;  // nobody answers; the gateway's timeout decides
     case PodHealth::kRefusing:
     case PodHealth::kLoading:
+    case PodHealth::kDraining:
       listener_->on_pod_failed(r, index_, Outcome::kRefused502);
       return;
   }
+  ++in_api_stage_;
   const auto overhead = config_.api_overhead_fixed +
                         static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
   loop_.schedule_in(overhead, [this, r = std::move(r), epoch = epoch_]() mutable {
@@ -76,10 +80,12 @@ void Pod::receive(RequestPtr r) {
 
 void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
   if (epoch != epoch_) {
+    // in_api_stage_ was reset by the crash.
     // The pod crashed while its API server held the request.
     if (health_ != PodHealth::kBlackHole) listener_->on_pod_failed(r, index_, Outcome::kRefused502);
     return;
   }
+  --in_api_stage_;
   engine_->add(std::move(r), loop_.now());
   if (!busy_) start_step();
 }
@@ -127,10 +133,36 @@ void Pod::end_step() {
     listener_->on_pod_finished(s->request, index_);
   }
   start_step();
+  stop_if_drained();
+}
+
+void Pod::drain(std::function<void()> on_stopped) {
+  if (health_ != PodHealth::kUp) {
+    // Nothing serving: the process just exits.
+    if (health_ == PodHealth::kLoading) crash(PodHealth::kRefusing);
+    if (on_stopped) on_stopped();
+    return;
+  }
+  health_ = PodHealth::kDraining;
+  on_stopped_ = std::move(on_stopped);
+  stop_if_drained();
+}
+
+void Pod::stop_if_drained() {
+  if (health_ != PodHealth::kDraining || busy_ || in_api_stage_ > 0 ||
+      engine_->num_waiting() + engine_->num_running() > 0) {
+    return;
+  }
+  health_ = PodHealth::kRefusing;
+  if (auto done = std::move(on_stopped_)) {
+    on_stopped_ = nullptr;
+    done();
+  }
 }
 
 void Pod::crash(PodHealth after) {
   ++epoch_;
+  in_api_stage_ = 0;
   health_ = after;
   if (busy_ && loop_.cancel(step_event_) && share_) --share_->busy;
   busy_ = false;
@@ -144,6 +176,7 @@ void Pod::crash(PodHealth after) {
       }
     }
     streamed_.clear();
+    stopped_by_crash();
     return;
   }
   for (const auto& r : lost) {
@@ -151,10 +184,19 @@ void Pod::crash(PodHealth after) {
     listener_->on_pod_failed(r, index_, streamed ? Outcome::kMidStream : Outcome::kRefused502);
   }
   streamed_.clear();
+  stopped_by_crash();
+}
+
+void Pod::stopped_by_crash() {
+  // A drain cut short (its grace period ran out, or a fault) still ends the shutdown.
+  if (auto done = std::move(on_stopped_)) {
+    on_stopped_ = nullptr;
+    done();
+  }
 }
 
 void Pod::restart(TimeNs load_time) {
-  if (health_ == PodHealth::kUp) crash(PodHealth::kLoading);
+  if (health_ == PodHealth::kUp || health_ == PodHealth::kDraining) crash(PodHealth::kLoading);
   health_ = PodHealth::kLoading;
   // A new process: empty KV cache, counters from zero.
   retired_ = counters();

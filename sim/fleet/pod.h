@@ -4,6 +4,7 @@
 // slower.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ enum class PodHealth {
   kRefusing,   // process gone, node up: connection refused at once
   kBlackHole,  // node or network gone: connections hang until the caller times out
   kLoading,    // process restarted, model still loading: not ready, refuses requests
+  kDraining,   // shutting down gracefully: refuses new connections, finishes what it holds
 };
 const char* pod_health_name(PodHealth h);
 
@@ -71,6 +73,9 @@ class Pod {
   // The process comes back and loads its model for `load_time`, refusing until it is ready.
   void restart(TimeNs load_time);
   void set_slowdown(double factor) { slowdown_ = factor; }
+  // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
+  // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.
+  void drain(std::function<void()> on_stopped);
 
   PodHealth health() const { return health_; }
   bool ready() const { return health_ == PodHealth::kUp; }
@@ -85,6 +90,9 @@ class Pod {
   void enqueue(RequestPtr r, std::uint64_t epoch);
   void start_step();
   void end_step();
+  // A draining pod with nothing left exits.
+  void stop_if_drained();
+  void stopped_by_crash();
 
   int index_;
   std::string name_;
@@ -107,6 +115,8 @@ class Pod {
   std::vector<std::int64_t> streamed_;
   bool publish_events_ = false;
   std::vector<KvEvent> events_;
+  std::int32_t in_api_stage_ = 0;  // received, not yet handed to the engine
+  std::function<void()> on_stopped_;
 };
 
 }  // namespace fleetsim

@@ -36,6 +36,31 @@ nlohmann::json slo_json(const SloSpec& slo) {
   return out;
 }
 
+nlohmann::json autoscaling_json(const AutoscalingSummary& a) {
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const auto& p : a.timeline) {
+    timeline.push_back(
+        {{"t_s", rounded(p.t_s)},
+         {"metric", std::isnan(p.metric) ? nlohmann::json() : nlohmann::json(rounded(p.metric))},
+         {"recommended", p.recommended},
+         {"desired", p.desired},
+         {"ready", p.ready},
+         {"provisioned", p.provisioned}});
+  }
+  return {{"metric", a.metric},
+          {"target", rounded(a.target)},
+          {"min_pods", a.min_pods},
+          {"max_pods", a.max_pods},
+          {"pod_hours", rounded(a.pod_seconds / 3600.0)},
+          {"mean_pods", rounded(a.mean_pods)},
+          {"peak_pods", a.peak_pods},
+          {"pods_added", a.pods_added},
+          {"pods_removed", a.pods_removed},
+          {"scale_ups", a.scale_ups},
+          {"scale_downs", a.scale_downs},
+          {"timeline", timeline}};
+}
+
 }  // namespace
 
 std::string fixed_text(double v, int decimals) {
@@ -118,6 +143,7 @@ nlohmann::json summary_json(const ArmSummary& s) {
                       {"goodput_req_s", rounded(g.goodput_req_s)},
                       {"per_class", classes}};
   }
+  if (s.autoscaling) out["autoscaling"] = autoscaling_json(*s.autoscaling);
   return out;
 }
 
@@ -273,6 +299,22 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       os << std::setw(cell_w) << (cell.empty() ? std::string("1 replica") : cell);
     }
     os << "\n";
+  }
+  if (!r.arms.empty() && r.arms.front().summary.autoscaling) {
+    for (int k = 0; k < 3; ++k) {
+      static const char* const kLabels[] = {"pods mean / peak", "GPU-hours (pod-hours)",
+                                            "pods added / removed"};
+      os << std::setw(label_w) << kLabels[k];
+      for (const auto& a : r.arms) {
+        const AutoscalingSummary& as = *a.summary.autoscaling;
+        const std::string cell =
+            k == 0   ? fixed_text(as.mean_pods, 2) + " / " + std::to_string(as.peak_pods)
+            : k == 1 ? fixed_text(as.pod_seconds / 3600.0, 2)
+                     : std::to_string(as.pods_added) + " / " + std::to_string(as.pods_removed);
+        os << std::setw(cell_w) << cell;
+      }
+      os << "\n";
+    }
   }
   if (any_measured && !s.measured_source.empty()) os << "measured: " << s.measured_source << "\n";
   for (const auto& a : r.arms) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <optional>
 
 #include "models/block_hash.h"
 #include "models/cost_model.h"
@@ -14,6 +15,7 @@
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
 #include "sim/errors.h"
+#include "sim/fleet/autoscaler.h"
 #include "sim/fleet/failures.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/gateway.h"
@@ -167,7 +169,15 @@ class RetryPolicy {
 
 }  // namespace
 
-ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
+ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
+  // An autoscaled arm builds max_pods pods; those above fleet.pods start absent.
+  const std::int32_t built = pods_built(arm.autoscaling, scenario.fleet.pods);
+  std::optional<Scenario> resized;
+  if (built != scenario.fleet.pods) {
+    resized = scenario;
+    resized->fleet.pods = built;
+  }
+  const Scenario& s = resized ? *resized : scenario;
   const std::vector<PoolSpec> pool_specs = fleet_pools(s.fleet);
   std::vector<PodBuild> builds;
   std::vector<PoolLayout> layout;
@@ -229,6 +239,12 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   WindowStart window(pods);
   observers.add(&window);
   schedule_faults(s.faults, loop, pods, gateway, topology, failures);
+  std::unique_ptr<Autoscaler> autoscaler;
+  if (autoscaling_enabled(arm.autoscaling)) {
+    autoscaler = std::make_unique<Autoscaler>(autoscaler_config_from(arm.autoscaling), loop, pods,
+                                              gateway, scenario.fleet.pods);
+    observers.add(autoscaler.get());
+  }
 
   std::int64_t next_id = 0;
   WorkloadContext wctx;
@@ -267,12 +283,16 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   const TimeNs sample_every = kNsPerSec;
   std::function<void()> sample = [&] {
     std::vector<std::int32_t> inflight;
-    for (int i = 0; i < s.fleet.pods; ++i) inflight.push_back(gateway.inflight(i));
+    for (int i = 0; i < s.fleet.pods; ++i) {
+      // An autoscaled fleet's spread is over the pods in service.
+      if (!autoscaler || gateway.in_endpoints(i)) inflight.push_back(gateway.inflight(i));
+    }
     concentration.sample(inflight);
     loop.schedule_background_in(sample_every, sample);
   };
   loop.schedule_background_in(sample_every, sample);
 
+  if (autoscaler) autoscaler->start();
   gateway.start();
   workload->start();
   const TimeNs horizon = s.horizon_s > 0 ? sec_to_ns(s.horizon_s) : INT64_MAX;
@@ -312,6 +332,13 @@ ArmResult run_arm(const Scenario& s, const ArmSpec& arm) {
   }
   if (s.slo.enabled) {
     out.summary.goodput = summarize_goodput(records.records(), s.slo, out.summary.duration_s);
+  }
+  if (autoscaler) {
+    out.summary.autoscaling = autoscaler->summary(loop.now());
+  } else if (std::any_of(s.arms.begin(), s.arms.end(),
+                         [](const ArmSpec& a) { return autoscaling_enabled(a.autoscaling); })) {
+    // A static arm beside autoscaled ones: its GPU time in the same terms.
+    out.summary.autoscaling = static_fleet_summary(s.fleet.pods, loop.now());
   }
   concentration.fill(out.summary.routing);
   out.summary.policy_counters = gateway.policy_counters();

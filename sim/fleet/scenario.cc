@@ -18,6 +18,7 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/model_defs.h"
@@ -382,9 +383,37 @@ void check_references(const ParamSpec& spec, const Params& params, const YAML::N
   }
 }
 
+// An autoscaled fleet starts at fleet.pods, inside [min_pods, max_pods], and is one pool.
+void check_autoscaling(const Params& a, const YAML::Node& node, const YamlWhere& w,
+                       const FleetSpec& fleet) {
+  if (!autoscaling_enabled(a)) return;
+  const std::int64_t lo = a.get_int("min_pods");
+  const std::int64_t hi = a.get_int("max_pods");
+  if (lo > hi) {
+    throw ScenarioError(w.child("min_pods").at(node) + ": min_pods " + std::to_string(lo) +
+                        " is above max_pods " + std::to_string(hi));
+  }
+  if (fleet.pods < lo || fleet.pods > hi) {
+    throw ScenarioError(w.at(node) + ": fleet.pods (" + std::to_string(fleet.pods) +
+                        ", the pods at the start) must lie in [min_pods, max_pods] = [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  if (!fleet.pools.empty()) {
+    throw ScenarioError(w.child("metric").at(node) +
+                        ": autoscaling scales a fleet of one pool; this fleet has fleet.pools");
+  }
+  if (a.get_double("termination_grace_s") < a.get_double("prestop_s")) {
+    std::ostringstream prestop;
+    prestop << a.get_double("prestop_s");
+    throw ScenarioError(w.child("termination_grace_s").at(node) +
+                        ": the grace period must cover the preStop hook (prestop_s " +
+                        prestop.str() + " s)");
+  }
+}
+
 ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway,
-                  const FleetSpec& fleet) {
-  check_keys(n, w, {"name", "policy", "params", "gateway"});
+                  const Params& autoscaling, const FleetSpec& fleet) {
+  check_keys(n, w, {"name", "policy", "params", "gateway", "autoscaling"});
   ArmSpec a;
   a.policy =
       scalar_text(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
@@ -402,6 +431,10 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   if (!reg.contains(fallback)) {
     throw ScenarioError(w.child("gateway").child("fallback_policy").at(n) + ": unknown policy '" +
                         fallback + "'; valid policies: " + join(reg.names(), ", "));
+  }
+  a.autoscaling = autoscaling_spec().resolve(n["autoscaling"], w.child("autoscaling"), autoscaling);
+  if (n["autoscaling"].IsDefined()) {
+    check_autoscaling(a.autoscaling, n["autoscaling"], w.child("autoscaling"), fleet);
   }
   return a;
 }
@@ -443,7 +476,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
              {"name", "description", "seed", "fleet", "workload", "gateway", "client", "faults",
-              "arms", "sim", "slo", "measured", "sweep", "campaign"});
+              "arms", "sim", "slo", "measured", "sweep", "campaign", "autoscaling"});
 
   Scenario s;
   s.file = label;
@@ -476,11 +509,16 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     throw ScenarioError(w.child("arms").at(arms) + ": expected a non-empty list of arms");
   }
   const Params gateway = gateway_spec().resolve(root["gateway"], w.child("gateway"));
+  const Params autoscaling =
+      autoscaling_spec().resolve(root["autoscaling"], w.child("autoscaling"));
+  check_autoscaling(autoscaling, root["autoscaling"].IsDefined() ? root["autoscaling"] : root,
+                    w.child("autoscaling"), s.fleet);
   s.client = client_spec().resolve(root["client"], w.child("client"));
   s.faults = parse_faults(root["faults"], w.child("faults"));
   std::set<std::string> names;
   for (size_t i = 0; i < arms.size(); ++i) {
-    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway, s.fleet);
+    ArmSpec a =
+        parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway, autoscaling, s.fleet);
     if (!names.insert(a.name).second) {
       throw ScenarioError(w.child("arms").child(std::to_string(i)).at(arms[i]) +
                           ": duplicate arm name '" + a.name + "'");

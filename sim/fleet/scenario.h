@@ -20,6 +20,8 @@ struct ArmSpec {
   std::string policy;
   Params params;
   Params gateway;  // gateway_spec(): the scenario's gateway section with this arm's overrides
+  // autoscaling_spec(): the scenario's autoscaling section with this arm's overrides
+  Params autoscaling;
   // "file:line: arms.N.params", for errors a policy raises only when it is built (an EPP's
   // filter names), which happens when the arm runs.
   std::string params_where;

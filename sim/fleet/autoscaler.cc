@@ -1,0 +1,433 @@
+#include "sim/fleet/autoscaler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/errors.h"
+#include "sim/fleet/gateway.h"
+#include "sim/fleet/pod.h"
+
+namespace fleetsim {
+namespace {
+
+struct MetricName {
+  const char* name;
+  ScaleMetric metric;
+};
+constexpr MetricName kMetrics[] = {
+    {"none", ScaleMetric::kNone},         {"waiting", ScaleMetric::kWaiting},
+    {"running", ScaleMetric::kRunning},   {"kv_usage", ScaleMetric::kKvUsage},
+    {"inflight", ScaleMetric::kInflight}, {"request_rate", ScaleMetric::kRequestRate},
+};
+
+}  // namespace
+
+const ParamSpec& autoscaling_spec() {
+  static const ParamSpec kSpec =
+      ParamSpec()
+          .text("metric", "none",
+                "what the HPA averages over the ready pods: none (a static fleet of fleet.pods), "
+                "waiting (vllm:num_requests_waiting), running (vllm:num_requests_running), "
+                "kv_usage (vllm:kv_cache_usage_perc, 0 to 1), inflight (the gateway's requests "
+                "in flight to the pod), request_rate (requests sent to the pod per second, a "
+                "rate over rate_window_s)",
+                {"none", "waiting", "running", "kv_usage", "inflight", "request_rate"})
+          .real("target", 5, "the metric's target average per pod (an AverageValue target)", 1e-9)
+          .integer("min_pods", 1, "minReplicas", 1, 100000)
+          .integer("max_pods", 8,
+                   "maxReplicas; this many pods are built, those above fleet.pods start absent", 1,
+                   100000)
+          .real("sync_period_s", 15,
+                "how often the HPA recomputes (kube-controller-manager "
+                "--horizontal-pod-autoscaler-sync-period, 15 s)",
+                0.001)
+          .real("scrape_interval_s", 15,
+                "how often the pods' metrics are scraped; the HPA reads the latest scrape "
+                "(Prometheus' own default is 60 s, kube-prometheus setups use 15 to 30 s)",
+                0.001)
+          .real("rate_window_s", 60, "request_rate only: the rate's window (rate(x[1m]))", 0.001)
+          .real("tolerance", 0.1,
+                "no change while |metric / target - 1| is within this "
+                "(--horizontal-pod-autoscaler-tolerance)",
+                0, 10)
+          .real("scale_up_stabilization_s", 0,
+                "scale up to the lowest recommendation of this window (behavior.scaleUp "
+                "stabilizationWindowSeconds, 0)",
+                0)
+          .real("scale_down_stabilization_s", 300,
+                "scale down to the highest recommendation of this window (behavior.scaleDown "
+                "stabilizationWindowSeconds, 300)",
+                0)
+          .real("scale_up_max_percent", 100,
+                "scale-up policy: at most this percent more pods per policy period (100)", 0)
+          .integer("scale_up_max_pods", 4,
+                   "scale-up policy: or at most this many more pods per period, whichever "
+                   "allows more (selectPolicy Max; 4)",
+                   0, 100000)
+          .real("scale_down_max_percent", 100,
+                "scale-down policy: at most this percent fewer pods per policy period (100)", 0,
+                100)
+          .real("policy_period_s", 15, "the policies' periodSeconds (15)", 0.001)
+          .real("provision_s", 0,
+                "from the HPA's decision to the pod's start: a GPU node to provision (Karpenter "
+                "or a cluster autoscaler take minutes) and the image to pull; 0 = a free GPU",
+                0)
+          .real("load_time_s", 60,
+                "model-load time of a new pod before it is Ready (weights, torch.compile, CUDA "
+                "graphs), as for a restarted pod in faults",
+                0)
+          .real("prestop_s", 0,
+                "a preStop sleep: the pod keeps serving this long after it leaves the endpoints "
+                "before the server is told to stop (0 = none, Kubernetes' default)",
+                0)
+          .real("termination_grace_s", 30,
+                "terminationGracePeriodSeconds: requests still running this long after the "
+                "scale-down are killed (30)",
+                0);
+  return kSpec;
+}
+
+bool autoscaling_enabled(const Params& p) { return p.get_string("metric") != "none"; }
+
+AutoscalerConfig autoscaler_config_from(const Params& p) {
+  AutoscalerConfig c;
+  c.metric_name = p.get_string("metric");
+  for (const auto& m : kMetrics) {
+    if (c.metric_name == m.name) c.metric = m.metric;
+  }
+  c.target = p.get_double("target");
+  c.min_pods = static_cast<std::int32_t>(p.get_int("min_pods"));
+  c.max_pods = static_cast<std::int32_t>(p.get_int("max_pods"));
+  c.sync_period = sec_to_ns(p.get_double("sync_period_s"));
+  c.scrape_interval = sec_to_ns(p.get_double("scrape_interval_s"));
+  c.rate_window = sec_to_ns(p.get_double("rate_window_s"));
+  c.tolerance = p.get_double("tolerance");
+  c.up_window = sec_to_ns(p.get_double("scale_up_stabilization_s"));
+  c.down_window = sec_to_ns(p.get_double("scale_down_stabilization_s"));
+  c.up_max_percent = p.get_double("scale_up_max_percent");
+  c.up_max_pods = static_cast<std::int32_t>(p.get_int("scale_up_max_pods"));
+  c.down_max_percent = p.get_double("scale_down_max_percent");
+  c.policy_period = sec_to_ns(p.get_double("policy_period_s"));
+  c.provision = sec_to_ns(p.get_double("provision_s"));
+  c.load_time = sec_to_ns(p.get_double("load_time_s"));
+  c.prestop = sec_to_ns(p.get_double("prestop_s"));
+  c.grace = sec_to_ns(p.get_double("termination_grace_s"));
+  return c;
+}
+
+std::int32_t pods_built(const Params& autoscaling, std::int32_t fleet_pods) {
+  return autoscaling_enabled(autoscaling)
+             ? static_cast<std::int32_t>(autoscaling.get_int("max_pods"))
+             : fleet_pods;
+}
+
+std::int32_t hpa_replicas(const std::vector<std::pair<MetricPod, double>>& pods,
+                          std::int32_t current, double target, double tolerance) {
+  double sum = 0;
+  std::int32_t ready = 0, missing = 0, pending = 0;
+  for (const auto& [kind, value] : pods) {
+    if (kind == MetricPod::kReady) {
+      sum += value;
+      ++ready;
+    } else if (kind == MetricPod::kMissing) {
+      ++missing;
+    } else {
+      ++pending;
+    }
+  }
+  if (ready == 0) return current;  // no metrics: the HPA skips the sync
+  const double ratio = sum / (target * ready);
+  const bool up_with_pending = pending > 0 && ratio > 1.0;
+  if (!up_with_pending && missing == 0) {
+    if (std::abs(1.0 - ratio) <= tolerance) return current;
+    return static_cast<std::int32_t>(std::ceil(ratio * ready));
+  }
+  // Fill in the pods without metrics: at target when scaling down, 0 when scaling up; pending
+  // pods join only when scaling up, at 0.
+  std::int32_t counted = ready + missing;
+  if (ratio < 1.0) sum += target * missing;
+  if (up_with_pending) counted += pending;
+  const double filled = sum / (target * counted);
+  if (std::abs(1.0 - filled) <= tolerance || (ratio < 1.0 && filled > 1.0) ||
+      (ratio > 1.0 && filled < 1.0)) {
+    return current;
+  }
+  const auto replicas = static_cast<std::int32_t>(std::ceil(filled * counted));
+  if ((filled < 1.0 && replicas > current) || (filled > 1.0 && replicas < current)) return current;
+  return replicas;
+}
+
+std::int32_t HpaBehavior::decide(TimeNs now, std::int32_t current, std::int32_t recommendation) {
+  // Stabilization: the lowest recommendation of the up window, the highest of the down window.
+  const TimeNs keep = std::max(c_.up_window, c_.down_window);
+  while (!recommendations_.empty() && recommendations_.front().first < now - keep) {
+    recommendations_.pop_front();
+  }
+  std::int32_t up = recommendation, down = recommendation;
+  for (const auto& [t, rec] : recommendations_) {
+    if (t > now - c_.up_window) up = std::min(up, rec);
+    if (t > now - c_.down_window) down = std::max(down, rec);
+  }
+  recommendations_.emplace_back(now, recommendation);
+  std::int32_t desired = current;
+  if (desired < up) desired = up;
+  if (desired > down) desired = down;
+
+  // Rate limits, from the replicas at the start of the policy period.
+  while (!changes_.empty() && changes_.front().first <= now - c_.policy_period) {
+    changes_.pop_front();
+  }
+  std::int32_t added = 0, removed = 0;
+  for (const auto& [t, delta] : changes_) (delta > 0 ? added : removed) += std::abs(delta);
+  if (desired > current) {
+    const std::int32_t start = current - added;
+    const auto by_percent =
+        static_cast<std::int32_t>(std::ceil(start * (1.0 + c_.up_max_percent / 100.0)));
+    const std::int32_t limit = std::max({by_percent, start + c_.up_max_pods, current});
+    desired = std::min({desired, limit, c_.max_pods});
+  } else if (desired < current) {
+    const std::int32_t start = current + removed;
+    const auto limit = static_cast<std::int32_t>(start * (1.0 - c_.down_max_percent / 100.0));
+    desired = std::max({desired, std::min(limit, current), c_.min_pods});
+  }
+  desired = std::clamp(desired, c_.min_pods, c_.max_pods);
+  if (desired != current) changes_.emplace_back(now, desired - current);
+  return desired;
+}
+
+Autoscaler::Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
+                       std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway,
+                       std::int32_t initial)
+    : config_(config),
+      loop_(loop),
+      pods_(pods),
+      gateway_(gateway),
+      initial_(initial),
+      behavior_(config_),
+      slots_(pods.size()) {}
+
+void Autoscaler::start() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (static_cast<std::int32_t>(i) < initial_) {
+      set_state(static_cast<int>(i), State::kReady);
+    } else {
+      // Not created yet: no process, not in the Service's endpoints.
+      pods_[i]->crash(PodHealth::kRefusing);
+      gateway_.absent_at_start(static_cast<int>(i));
+    }
+  }
+  loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
+  loop_.schedule_background_in(config_.sync_period, [this] { sync(); });
+}
+
+void Autoscaler::on_dispatch(const Request&, int pod, TimeNs) {
+  ++slots_[static_cast<size_t>(pod)].dispatched;
+}
+
+double Autoscaler::gauge(int pod) const {
+  const Pod& p = *pods_[static_cast<size_t>(pod)];
+  switch (config_.metric) {
+    case ScaleMetric::kWaiting:
+      return p.engine().num_waiting();
+    case ScaleMetric::kRunning:
+      return p.engine().num_running();
+    case ScaleMetric::kKvUsage:
+      return p.engine().cache().usage();
+    case ScaleMetric::kInflight:
+      return gateway_.inflight(pod);
+    case ScaleMetric::kRequestRate: {
+      // rate(): the increase over the window's samples, per second of what they span.
+      const Slot& s = slots_[static_cast<size_t>(pod)];
+      if (s.dispatch_history.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+      const auto& [t0, c0] = s.dispatch_history.front();
+      const auto& [t1, c1] = s.dispatch_history.back();
+      return static_cast<double>(c1 - c0) / ns_to_sec(t1 - t0);
+    }
+    case ScaleMetric::kNone:
+      break;
+  }
+  return 0;
+}
+
+void Autoscaler::scrape() {
+  loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
+  const TimeNs now = loop_.now();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    s.dispatch_history.emplace_back(now, s.dispatched);
+    while (s.dispatch_history.size() > 2 &&
+           s.dispatch_history[1].first <= now - config_.rate_window) {
+      s.dispatch_history.pop_front();
+    }
+    s.sample.reset();
+    if (s.state != State::kReady || !pods_[i]->ready()) continue;
+    const double v = gauge(static_cast<int>(i));
+    if (!std::isnan(v)) s.sample = v;
+  }
+}
+
+std::int32_t Autoscaler::count(State s) const {
+  return static_cast<std::int32_t>(
+      std::count_if(slots_.begin(), slots_.end(), [s](const Slot& x) { return x.state == s; }));
+}
+
+std::int32_t Autoscaler::replicas() const {
+  return count(State::kProvisioning) + count(State::kLoading) + count(State::kReady);
+}
+
+void Autoscaler::sync() {
+  loop_.schedule_background_in(config_.sync_period, [this] { sync(); });
+  const TimeNs now = loop_.now();
+  std::vector<std::pair<MetricPod, double>> view;
+  double sum = 0;
+  std::int32_t sampled = 0;
+  for (const Slot& s : slots_) {
+    if (s.state == State::kProvisioning) {
+      view.emplace_back(MetricPod::kPending, 0.0);
+    } else if (s.state == State::kLoading || (s.state == State::kReady && !s.sample)) {
+      view.emplace_back(MetricPod::kMissing, 0.0);
+    } else if (s.state == State::kReady) {
+      view.emplace_back(MetricPod::kReady, *s.sample);
+      sum += *s.sample;
+      ++sampled;
+    }
+  }
+  const std::int32_t current = replicas();
+  // Without a single sample the HPA reports the metric unavailable and leaves the replicas.
+  const std::int32_t recommended =
+      sampled > 0 ? hpa_replicas(view, current, config_.target, config_.tolerance) : current;
+  const std::int32_t desired = sampled > 0 ? behavior_.decide(now, current, recommended) : current;
+  if (desired > current) {
+    ++ups_;
+    // The lowest-numbered absent pods; a pod still draining holds its GPU until it exits.
+    std::int32_t want = desired - current;
+    for (size_t i = 0; i < slots_.size() && want > 0; ++i) {
+      if (slots_[i].state == State::kAbsent) {
+        add_pod(static_cast<int>(i));
+        --want;
+      }
+    }
+  } else if (desired < current) {
+    ++downs_;
+    // A ReplicaSet deletes pods not yet running before running ones, not-ready before ready,
+    // and among equals the most recently started first.
+    std::vector<int> order;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const State st = slots_[i].state;
+      if (st == State::kProvisioning || st == State::kLoading || st == State::kReady) {
+        order.push_back(static_cast<int>(i));
+      }
+    }
+    auto rank = [](State st) {
+      return st == State::kProvisioning ? 0 : st == State::kLoading ? 1 : 2;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const Slot& x = slots_[static_cast<size_t>(a)];
+      const Slot& y = slots_[static_cast<size_t>(b)];
+      if (rank(x.state) != rank(y.state)) return rank(x.state) < rank(y.state);
+      if (x.since != y.since) return x.since > y.since;
+      return a > b;
+    });
+    for (std::int32_t k = 0; k < current - desired; ++k) {
+      remove_pod(order[static_cast<size_t>(k)]);
+    }
+  }
+  AutoscalingPoint p;
+  p.t_s = ns_to_sec(now);
+  p.metric = sampled > 0 ? sum / sampled : std::numeric_limits<double>::quiet_NaN();
+  p.recommended = recommended;
+  p.desired = desired;
+  p.ready = count(State::kReady);
+  p.provisioned = provisioned_;
+  timeline_.push_back(p);
+}
+
+void Autoscaler::set_state(int pod, State s) {
+  Slot& slot = slots_[static_cast<size_t>(pod)];
+  const TimeNs now = loop_.now();
+  const bool was = slot.state != State::kAbsent;
+  const bool is = s != State::kAbsent;
+  if (was != is) {
+    pod_seconds_ += static_cast<double>(provisioned_) * ns_to_sec(now - last_change_);
+    last_change_ = now;
+    provisioned_ += is ? 1 : -1;
+    peak_ = std::max(peak_, provisioned_);
+  }
+  slot.state = s;
+  slot.since = now;
+  slot.sample.reset();
+  ++slot.generation;
+}
+
+void Autoscaler::add_pod(int pod) {
+  ++added_;
+  set_state(pod, State::kProvisioning);
+  const std::uint64_t gen = slots_[static_cast<size_t>(pod)].generation;
+  loop_.schedule_background_in(config_.provision, [this, pod, gen] {
+    if (slots_[static_cast<size_t>(pod)].generation != gen) return;
+    set_state(pod, State::kLoading);
+    const std::uint64_t loading = slots_[static_cast<size_t>(pod)].generation;
+    pods_[static_cast<size_t>(pod)]->restart(config_.load_time);
+    loop_.schedule_background_in(config_.load_time, [this, pod, loading] {
+      if (slots_[static_cast<size_t>(pod)].generation != loading) return;
+      // Ready: the endpoints controller adds it; routers see it after the watch delay.
+      set_state(pod, State::kReady);
+      gateway_.add_endpoint(pod);
+    });
+  });
+}
+
+void Autoscaler::remove_pod(int pod) {
+  ++removed_;
+  Slot& slot = slots_[static_cast<size_t>(pod)];
+  if (slot.state != State::kReady) {
+    // Never served: it just goes (a loading process is killed).
+    if (slot.state == State::kLoading) pods_[static_cast<size_t>(pod)]->drain(nullptr);
+    set_state(pod, State::kAbsent);
+    return;
+  }
+  set_state(pod, State::kDraining);
+  const std::uint64_t gen = slot.generation;
+  gateway_.remove_endpoint(pod);
+  auto stopped = [this, pod, gen] {
+    if (slots_[static_cast<size_t>(pod)].generation == gen) set_state(pod, State::kAbsent);
+  };
+  loop_.schedule_background_in(
+      config_.prestop, [this, pod, stopped] { pods_[static_cast<size_t>(pod)]->drain(stopped); });
+  // SIGKILL at the end of the grace period, which the preStop hook's time is part of.
+  loop_.schedule_background_in(std::max(config_.grace, config_.prestop), [this, pod, gen] {
+    const Slot& s = slots_[static_cast<size_t>(pod)];
+    if (s.generation == gen && s.state == State::kDraining) {
+      pods_[static_cast<size_t>(pod)]->crash(PodHealth::kRefusing);
+    }
+  });
+}
+
+AutoscalingSummary static_fleet_summary(std::int32_t pods, TimeNs end) {
+  AutoscalingSummary s;
+  s.metric = "none";
+  s.min_pods = s.max_pods = s.peak_pods = pods;
+  s.pod_seconds = static_cast<double>(pods) * ns_to_sec(end);
+  s.mean_pods = pods;
+  return s;
+}
+
+AutoscalingSummary Autoscaler::summary(TimeNs end) const {
+  AutoscalingSummary s;
+  s.metric = config_.metric_name;
+  s.target = config_.target;
+  s.min_pods = config_.min_pods;
+  s.max_pods = config_.max_pods;
+  s.pod_seconds = pod_seconds_ + static_cast<double>(provisioned_) * ns_to_sec(end - last_change_);
+  s.mean_pods = end > 0 ? s.pod_seconds / ns_to_sec(end) : static_cast<double>(provisioned_);
+  s.peak_pods = peak_;
+  s.pods_added = added_;
+  s.pods_removed = removed_;
+  s.scale_ups = ups_;
+  s.scale_downs = downs_;
+  s.timeline = timeline_;
+  return s;
+}
+
+}  // namespace fleetsim

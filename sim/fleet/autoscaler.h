@@ -1,0 +1,129 @@
+// Horizontal autoscaling of the fleet's pods as a Kubernetes HorizontalPodAutoscaler does it:
+// a metric scraped from the pods, the HPA's replica calculation every sync period, its
+// stabilization windows and rate limits, and a pod lifecycle with real delays (a GPU to be
+// provisioned, the model to load, endpoints to propagate, a graceful drain on the way out).
+// Sources: kubernetes/kubernetes pkg/controller/podautoscaler/replica_calculator.go and
+// horizontal.go; the HPA documentation's "Algorithm details" and "Default Behavior".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/event_loop.h"
+#include "sim/fleet/metrics.h"
+#include "sim/fleet/observer.h"
+#include "sim/params.h"
+
+namespace fleetsim {
+
+class Gateway;
+class Pod;
+
+enum class ScaleMetric { kNone, kWaiting, kRunning, kKvUsage, kInflight, kRequestRate };
+
+struct AutoscalerConfig {
+  ScaleMetric metric = ScaleMetric::kNone;
+  std::string metric_name = "none";
+  double target = 1;
+  std::int32_t min_pods = 1, max_pods = 1;
+  TimeNs sync_period = 0, scrape_interval = 0, rate_window = 0;
+  double tolerance = 0.1;
+  TimeNs up_window = 0, down_window = 0, policy_period = 0;
+  double up_max_percent = 100, down_max_percent = 100;
+  std::int32_t up_max_pods = 4;
+  TimeNs provision = 0, load_time = 0, prestop = 0, grace = 0;
+};
+
+// The `autoscaling` section (scenario-wide, overridable per arm).
+const ParamSpec& autoscaling_spec();
+bool autoscaling_enabled(const Params& p);
+AutoscalerConfig autoscaler_config_from(const Params& p);
+// The pods an arm builds: max_pods with autoscaling, else fleet.pods.
+std::int32_t pods_built(const Params& autoscaling, std::int32_t fleet_pods);
+
+// One pod as the HPA's replica calculation sees it.
+enum class MetricPod {
+  kReady,    // running, ready and scraped: `value` counts
+  kMissing,  // running but no sample yet (model loading, or ready since the last scrape)
+  kPending,  // not running yet (no GPU, image pulling): ignored unless scaling up
+};
+
+// The HPA's replica calculation for a Pods metric with an AverageValue target
+// (replica_calculator.go, calcPlainMetricReplicas): the usage ratio over ready pods; pods
+// without metrics count as at target when scaling down and as 0 when scaling up, pending pods
+// as 0 when scaling up; no change inside the tolerance or when that filling reverses the
+// direction. `current` is the Deployment's replicas.
+std::int32_t hpa_replicas(const std::vector<std::pair<MetricPod, double>>& pods,
+                          std::int32_t current, double target, double tolerance);
+
+// The HPA's behavior (horizontal.go): stabilization windows over past recommendations, then
+// the scaling policies' rate limits and the min/max bounds. Default policies: up by
+// max(100%, 4 pods) per 15 s, down by 100% per 15 s, down-stabilization 300 s.
+class HpaBehavior {
+ public:
+  explicit HpaBehavior(const AutoscalerConfig& c) : c_(c) {}
+  // The replicas to set now, given the current ones and the calculation's recommendation.
+  std::int32_t decide(TimeNs now, std::int32_t current, std::int32_t recommendation);
+
+ private:
+  const AutoscalerConfig& c_;
+  std::deque<std::pair<TimeNs, std::int32_t>> recommendations_;
+  std::deque<std::pair<TimeNs, std::int32_t>> changes_;  // (time, replicas added or removed)
+};
+
+// A fixed fleet's figures in the same terms, for the static arms of a scenario whose other arms
+// autoscale: `pods` held from the start to `end`.
+AutoscalingSummary static_fleet_summary(std::int32_t pods, TimeNs end);
+
+// Drives the pods' lifecycle from the HPA's decisions. Pods [initial, pods.size()) start absent.
+class Autoscaler : public FleetObserver {
+ public:
+  Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
+             std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway, std::int32_t initial);
+  // Takes the absent pods out, then schedules scrapes and syncs (background events).
+  void start();
+  void on_dispatch(const Request& r, int pod, TimeNs t) override;
+  AutoscalingSummary summary(TimeNs end) const;
+
+ private:
+  enum class State { kAbsent, kProvisioning, kLoading, kReady, kDraining };
+  struct Slot {
+    State state = State::kAbsent;
+    TimeNs since = 0;
+    std::uint64_t generation = 0;  // bumped by every transition a timer may race with
+    // The last scrape of this pod, if it was ready then.
+    std::optional<double> sample;
+    std::int64_t dispatched = 0;
+    std::deque<std::pair<TimeNs, std::int64_t>> dispatch_history;
+  };
+  void scrape();
+  void sync();
+  double gauge(int pod) const;
+  void set_state(int pod, State s);
+  void add_pod(int pod);
+  void remove_pod(int pod);
+  std::int32_t replicas() const;
+  std::int32_t count(State s) const;
+
+  AutoscalerConfig config_;
+  EventLoop& loop_;
+  std::vector<std::unique_ptr<Pod>>& pods_;
+  Gateway& gateway_;
+  std::int32_t initial_;
+  HpaBehavior behavior_;
+  std::vector<Slot> slots_;
+  // Integral of provisioned pods over time.
+  double pod_seconds_ = 0;
+  TimeNs last_change_ = 0;
+  std::int32_t provisioned_ = 0, peak_ = 0;
+  std::int32_t added_ = 0, removed_ = 0;
+  std::int64_t ups_ = 0, downs_ = 0;
+  std::vector<AutoscalingPoint> timeline_;
+};
+
+}  // namespace fleetsim
