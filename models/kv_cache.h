@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+
+#include <tsl/robin_map.h>
 #include <vector>
 
 #include "models/request.h"
@@ -117,7 +119,9 @@ class KvBlockCache {
   std::int32_t tail_ = kNone;
   std::int32_t num_free_ = 0;  // untouched + released
   std::int64_t evictions_ = 0;
-  std::unordered_map<BlockHash, std::int32_t> hash_to_block_;
+  // Open addressing (Debian's robin-map-dev): every lookup, store and eviction of a block goes
+  // through this map, and a node-based map costs a cache miss per node on top of the bucket.
+  tsl::robin_map<BlockHash, std::int32_t> hash_to_block_;
   std::unordered_map<std::int64_t, RequestBlocks> requests_;
   // Block lists of finished requests, kept so new requests reuse their capacity.
   std::vector<std::vector<std::int32_t>> spare_lists_;

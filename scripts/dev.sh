@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   cmake g++ ninja-build ccache pkg-config
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev robin-map-dev
   pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest
   python3-matplotlib python3-yaml python3-distributed python3-dask python3-cloudpickle
   python3-nbformat python3-nbclient python3-ipykernel
