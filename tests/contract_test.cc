@@ -69,6 +69,24 @@ TEST_P(EveryPolicy, CompletesOnTwoPoolsBehindTwoGatewayReplicas) {
   EXPECT_EQ(arm.summary.replicas.routed[0] + arm.summary.replicas.routed[1], 48);
 }
 
+TEST_P(EveryPolicy, RoutesOnlyToThePodsAnAutoscalerKeepsInService) {
+  // One pod to start, an HPA on in-flight requests adding pods within seconds and removing them
+  // as the conversations end, with a preStop hook longer than the endpoints' propagation: a
+  // policy that routes only among the candidates it is given loses nothing.
+  std::string yaml = testing::small_scenario_yaml(GetParam());
+  yaml.replace(yaml.find("pods: 3"), 7, "pods: 1");
+  yaml +=
+      "autoscaling: {metric: inflight, target: 1.5, min_pods: 1, max_pods: 4, "
+      "sync_period_s: 1, scrape_interval_s: 1, policy_period_s: 1, load_time_s: 2, "
+      "scale_down_stabilization_s: 3, prestop_s: 1}\n";
+  const Scenario s = parse_scenario(yaml, "autoscaled.yaml");
+  const ArmResult arm = run_arm(s, s.arms[0]);
+  expect_sane_records(arm);
+  ASSERT_TRUE(arm.summary.autoscaling.has_value());
+  EXPECT_GT(arm.summary.autoscaling->pods_added, 0);
+  EXPECT_GT(arm.summary.autoscaling->pods_removed, 0);
+}
+
 TEST_P(EveryPolicy, IsDeterministic) {
   const Scenario s = parse_scenario(testing::small_scenario_yaml(GetParam()), "small.yaml");
   const RunResult a = run_scenario(s, 1);

@@ -117,8 +117,10 @@ std::ptrdiff_t prev_candidate(const std::vector<HashRing::Node>& nodes, std::ptr
   return -1;
 }
 
-// rank_of[pod index] = rank of that pod in pod-index order among the candidates, -1 otherwise.
-std::vector<int> candidate_ranks(std::span<const PodState> candidates) {
+// rank_of[pod index] = rank of that pod in pod-index order among the candidates, -1 otherwise,
+// for every pod on the ring (`slots`): the ring keeps the pods that are not candidates now (down,
+// deleted, not yet scaled up), and the highest of them may be above every candidate's index.
+std::vector<int> candidate_ranks(std::span<const PodState> candidates, int slots) {
   std::vector<int> indices;
   int max_index = -1;
   for (const auto& pod : candidates) {
@@ -126,7 +128,7 @@ std::vector<int> candidate_ranks(std::span<const PodState> candidates) {
     max_index = std::max(max_index, pod.index);
   }
   std::sort(indices.begin(), indices.end());
-  std::vector<int> rank_of(static_cast<size_t>(max_index + 1), -1);
+  std::vector<int> rank_of(static_cast<size_t>(std::max(max_index + 1, slots)), -1);
   for (size_t r = 0; r < indices.size(); ++r) {
     rank_of[static_cast<size_t>(indices[r])] = static_cast<int>(r);
   }
@@ -156,7 +158,7 @@ std::vector<int> ConsistentHashPolicy::walk(std::uint64_t key,
                                             std::span<const PodState> candidates) {
   ensure_on_ring(candidates);
   const auto& nodes = ring_.nodes();
-  const std::vector<int> rank_of = candidate_ranks(candidates);
+  const std::vector<int> rank_of = candidate_ranks(candidates, ring_.pod_slots());
   std::vector<int> out;
   const std::ptrdiff_t start = start_node(nodes, key, rank_of);
   if (start < 0) return out;
@@ -188,7 +190,7 @@ int ConsistentHashPolicy::pick(const Request& request, std::span<const PodState>
   }
   ensure_on_ring(candidates);
   const auto& nodes = ring_.nodes();
-  const std::vector<int> rank_of = candidate_ranks(candidates);
+  const std::vector<int> rank_of = candidate_ranks(candidates, ring_.pod_slots());
   const std::ptrdiff_t start = start_node(nodes, key_hash(request), rank_of);
   if (start < 0) return candidates.front().index;
   const int first = nodes[static_cast<size_t>(start)].pod;

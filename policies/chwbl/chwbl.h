@@ -34,6 +34,8 @@ class HashRing {
   // Pods 0, 1, ... named `names`, in one sort (add_pod one by one would sort n times).
   void add_pods(const std::vector<std::string>& names);
   bool has_pod(int pod) const;
+  // One more than the largest pod index on the ring.
+  int pod_slots() const { return static_cast<int>(on_ring_.size()); }
   const std::vector<Node>& nodes() const { return nodes_; }
   static std::uint64_t node_position(const std::string& name, int i);
 

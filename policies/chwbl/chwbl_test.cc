@@ -201,6 +201,22 @@ TEST(ChwblTest, DownPodLeavesTheRing) {
   EXPECT_EQ(moved, 0);
 }
 
+TEST(ChwblTest, OnlyTheLowestPodUpOfThreeOnTheRing) {
+  // Pods 1 and 2 are on the ring but not candidates (down, or not yet scaled up): every key, with
+  // or without a bound, lands on pod 0. Their nodes must be read as "not a candidate", not past
+  // the end of a table sized by the candidates.
+  for (const bool bounded : {true, false}) {
+    ConsistentHashPolicy p(params_for(bounded ? "chwbl" : "consistent_hash"), ctx3(), bounded);
+    const std::vector<PodState> all = three_pods();
+    const std::vector<PodState> only0(all.begin(), all.begin() + 1);
+    for (std::uint64_t k = 1; k < 200; ++k) {
+      const Request r = request_with_prefix(k);
+      EXPECT_EQ(p.pick(r, only0, {}), 0) << "key " << k;
+      EXPECT_EQ(p.walk(p.key_hash(r), only0), std::vector<int>{0}) << "key " << k;
+    }
+  }
+}
+
 TEST(ChwblTest, SessionKeyAndRoundRobinFallback) {
   Params params = params_for("chwbl");
   params.set("key", std::string("session"));
