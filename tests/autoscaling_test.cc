@@ -117,6 +117,44 @@ TEST(Autoscaling, AShortGracePeriodKillsWhatIsStillStreaming) {
   EXPECT_EQ(mid_stream, a.summary.failed);
 }
 
+// Two tiers behind a tier classifier; only the big tier's Deployment scales.
+std::string pooled_yaml(const std::string& autoscaling) {
+  return "name: tiers\nseed: 5\n"
+         "fleet:\n  pools:\n"
+         "    - {name: small, pods: 2, gpu: L40S, model: Qwen2.5-7B-Instruct}\n"
+         "    - {name: big, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+         "workload:\n  type: open_loop\n  rate_schedule: '0:2, 200:2, 201:20, 500:20, 501:2'\n"
+         "  duration_s: 1200\n  max_requests: 0\n  tier_mix: 'small:0.2, big:0.8'\n"
+         "  prompt_tokens: {dist: uniform, low: 500, high: 3000}\n"
+         "  output_tokens: {dist: uniform, low: 100, high: 400}\n"
+         "autoscaling: " +
+         autoscaling + "\narms:\n  - {name: hint, policy: tier_classifier, params: {rule: hint}}\n";
+}
+
+TEST(Autoscaling, OnlyTheNamedPoolScales) {
+  const std::string yaml = pooled_yaml(
+      "{pool: big, metric: request_rate, target: 4, min_pods: 1, max_pods: 6, prestop_s: 2}");
+  const ArmResult a = run_scenario(parse_scenario(yaml, "tiers.yaml")).arms[0];
+  const AutoscalingSummary& s = *a.summary.autoscaling;
+  EXPECT_GT(s.pods_added, 0);
+  EXPECT_EQ(s.pods_added, s.pods_removed);
+  EXPECT_EQ(a.summary.failed, 0);
+  // Pods 0-1 are the small tier, 2-7 the big tier's six slots; the added ones served big
+  // requests only, and the small tier kept its two pods.
+  ASSERT_EQ(a.summary.per_pod.size(), 8u);
+  std::int64_t on_added = 0;
+  for (size_t i = 3; i < 8; ++i) on_added += a.summary.per_pod[i].requests;
+  EXPECT_GT(on_added, 0);
+  ASSERT_EQ(a.summary.per_pool.size(), 2u);
+  EXPECT_EQ(a.summary.per_pool[0].pods, 2);
+  EXPECT_EQ(a.summary.per_pool[1].pods, 1);  // the pods it started with
+  for (const auto& rec : a.records) {
+    if (rec.pod >= 2) {
+      EXPECT_EQ(rec.tier, "big") << "request " << rec.id;
+    }
+  }
+}
+
 void expect_error(const std::string& autoscaling, const std::string& needle) {
   try {
     parse_scenario(burst_yaml(autoscaling), "bad.yaml");
@@ -133,6 +171,20 @@ TEST(Autoscaling, BadSettingsAreNamed) {
                "fleet.pods (2, the pods at the start) must lie in [min_pods, max_pods] = [3, 5]");
   expect_error("{metric: queue}", "waiting, running, kv_usage, inflight, request_rate");
   expect_error("{metric: waiting, prestop_s: 40}", "the grace period must cover the preStop hook");
+  for (const auto& [pool, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"", "the fleet has several pools; name the one that scales; pools: small, big"},
+           {"nope", "no pool named 'nope'; pools: small, big"},
+           {"small",
+            "pool small's pods (2, the pods at the start) must lie in [min_pods, "
+            "max_pods] = [1, 1]"}}) {
+    try {
+      parse_scenario(pooled_yaml("{pool: '" + pool + "', metric: waiting, max_pods: 1}"),
+                     "pools.yaml");
+      FAIL() << "expected a ScenarioError for pool '" << pool << "'";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
   try {
     std::string yaml = burst_yaml(kRate);
     yaml += "  - {name: b, policy: round_robin, autoscaling: {max_pods: 1}}\n";

@@ -34,10 +34,14 @@ const ParamSpec& autoscaling_spec() {
                 "rate over rate_window_s)",
                 {"none", "waiting", "running", "kv_usage", "inflight", "request_rate"})
           .real("target", 5, "the metric's target average per pod (an AverageValue target)", 1e-9)
+          .text("pool", "",
+                "the pool (a fleet.pools name) whose Deployment scales; empty = the fleet's only "
+                "pool")
           .integer("min_pods", 1, "minReplicas", 1, 100000)
           .integer("max_pods", 8,
-                   "maxReplicas; this many pods are built, those above fleet.pods start absent", 1,
-                   100000)
+                   "maxReplicas; this many pods are built, those above the pool's pods (fleet.pods "
+                   "without pools) start absent",
+                   1, 100000)
           .real("sync_period_s", 15,
                 "how often the HPA recomputes (kube-controller-manager "
                 "--horizontal-pod-autoscaler-sync-period, 15 s)",
@@ -116,10 +120,12 @@ AutoscalerConfig autoscaler_config_from(const Params& p) {
   return c;
 }
 
-std::int32_t pods_built(const Params& autoscaling, std::int32_t fleet_pods) {
-  return autoscaling_enabled(autoscaling)
-             ? static_cast<std::int32_t>(autoscaling.get_int("max_pods"))
-             : fleet_pods;
+int autoscaled_pool(const Params& autoscaling, const std::vector<std::string>& pool_names) {
+  if (!autoscaling_enabled(autoscaling)) return -1;
+  const std::string& name = autoscaling.get_string("pool");
+  if (pool_names.size() == 1 && (name.empty() || name == pool_names.front())) return 0;
+  const auto it = std::find(pool_names.begin(), pool_names.end(), name);
+  return it == pool_names.end() ? -1 : static_cast<int>(it - pool_names.begin());
 }
 
 std::int32_t hpa_replicas(const std::vector<std::pair<MetricPod, double>>& pods,
@@ -198,14 +204,24 @@ std::int32_t HpaBehavior::decide(TimeNs now, std::int32_t current, std::int32_t 
 
 Autoscaler::Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
                        std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway,
-                       std::int32_t initial)
+                       std::vector<int> managed, std::int32_t initial)
     : config_(config),
       loop_(loop),
       pods_(pods),
       gateway_(gateway),
       initial_(initial),
       behavior_(config_),
-      slots_(pods.size()) {}
+      slots_(managed.size()),
+      slot_of_(pods.size(), -1) {
+  for (size_t k = 0; k < managed.size(); ++k) {
+    slots_[k].pod = managed[k];
+    slot_of_[static_cast<size_t>(managed[k])] = static_cast<int>(k);
+  }
+}
+
+Pod& Autoscaler::pod_at(int slot) const {
+  return *pods_[static_cast<size_t>(slots_[static_cast<size_t>(slot)].pod)];
+}
 
 void Autoscaler::start() {
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -213,8 +229,8 @@ void Autoscaler::start() {
       set_state(static_cast<int>(i), State::kReady);
     } else {
       // Not created yet: no process, not in the Service's endpoints.
-      pods_[i]->crash(PodHealth::kRefusing);
-      gateway_.absent_at_start(static_cast<int>(i));
+      pod_at(static_cast<int>(i)).crash(PodHealth::kRefusing);
+      gateway_.absent_at_start(slots_[i].pod);
     }
   }
   loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
@@ -222,11 +238,12 @@ void Autoscaler::start() {
 }
 
 void Autoscaler::on_dispatch(const Request&, int pod, TimeNs) {
-  ++slots_[static_cast<size_t>(pod)].dispatched;
+  const int slot = slot_of_[static_cast<size_t>(pod)];
+  if (slot >= 0) ++slots_[static_cast<size_t>(slot)].dispatched;
 }
 
-double Autoscaler::gauge(int pod) const {
-  const Pod& p = *pods_[static_cast<size_t>(pod)];
+double Autoscaler::gauge(int slot) const {
+  const Pod& p = pod_at(slot);
   switch (config_.metric) {
     case ScaleMetric::kWaiting:
       return p.engine().num_waiting();
@@ -235,10 +252,10 @@ double Autoscaler::gauge(int pod) const {
     case ScaleMetric::kKvUsage:
       return p.engine().cache().usage();
     case ScaleMetric::kInflight:
-      return gateway_.inflight(pod);
+      return gateway_.inflight(slots_[static_cast<size_t>(slot)].pod);
     case ScaleMetric::kRequestRate: {
       // rate(): the increase over the window's samples, per second of what they span.
-      const Slot& s = slots_[static_cast<size_t>(pod)];
+      const Slot& s = slots_[static_cast<size_t>(slot)];
       if (s.dispatch_history.size() < 2) return std::numeric_limits<double>::quiet_NaN();
       const auto& [t0, c0] = s.dispatch_history.front();
       const auto& [t1, c1] = s.dispatch_history.back();
@@ -261,7 +278,7 @@ void Autoscaler::scrape() {
       s.dispatch_history.pop_front();
     }
     s.sample.reset();
-    if (s.state != State::kReady || !pods_[i]->ready()) continue;
+    if (s.state != State::kReady || !pod_at(static_cast<int>(i)).ready()) continue;
     const double v = gauge(static_cast<int>(i));
     if (!std::isnan(v)) s.sample = v;
   }
@@ -343,10 +360,10 @@ void Autoscaler::sync() {
   timeline_.push_back(p);
 }
 
-void Autoscaler::set_state(int pod, State s) {
-  Slot& slot = slots_[static_cast<size_t>(pod)];
+void Autoscaler::set_state(int slot, State s) {
+  Slot& x = slots_[static_cast<size_t>(slot)];
   const TimeNs now = loop_.now();
-  const bool was = slot.state != State::kAbsent;
+  const bool was = x.state != State::kAbsent;
   const bool is = s != State::kAbsent;
   if (was != is) {
     pod_seconds_ += static_cast<double>(provisioned_) * ns_to_sec(now - last_change_);
@@ -354,52 +371,52 @@ void Autoscaler::set_state(int pod, State s) {
     provisioned_ += is ? 1 : -1;
     peak_ = std::max(peak_, provisioned_);
   }
-  slot.state = s;
-  slot.since = now;
-  slot.sample.reset();
-  ++slot.generation;
+  x.state = s;
+  x.since = now;
+  x.sample.reset();
+  ++x.generation;
 }
 
-void Autoscaler::add_pod(int pod) {
+void Autoscaler::add_pod(int slot) {
   ++added_;
-  set_state(pod, State::kProvisioning);
-  const std::uint64_t gen = slots_[static_cast<size_t>(pod)].generation;
-  loop_.schedule_background_in(config_.provision, [this, pod, gen] {
-    if (slots_[static_cast<size_t>(pod)].generation != gen) return;
-    set_state(pod, State::kLoading);
-    const std::uint64_t loading = slots_[static_cast<size_t>(pod)].generation;
-    pods_[static_cast<size_t>(pod)]->restart(config_.load_time);
-    loop_.schedule_background_in(config_.load_time, [this, pod, loading] {
-      if (slots_[static_cast<size_t>(pod)].generation != loading) return;
+  set_state(slot, State::kProvisioning);
+  const std::uint64_t gen = slots_[static_cast<size_t>(slot)].generation;
+  loop_.schedule_background_in(config_.provision, [this, slot, gen] {
+    if (slots_[static_cast<size_t>(slot)].generation != gen) return;
+    set_state(slot, State::kLoading);
+    const std::uint64_t loading = slots_[static_cast<size_t>(slot)].generation;
+    pod_at(slot).restart(config_.load_time, /*keeps_run_alive=*/false);
+    loop_.schedule_background_in(config_.load_time, [this, slot, loading] {
+      if (slots_[static_cast<size_t>(slot)].generation != loading) return;
       // Ready: the endpoints controller adds it; routers see it after the watch delay.
-      set_state(pod, State::kReady);
-      gateway_.add_endpoint(pod);
+      set_state(slot, State::kReady);
+      gateway_.add_endpoint(slots_[static_cast<size_t>(slot)].pod);
     });
   });
 }
 
-void Autoscaler::remove_pod(int pod) {
+void Autoscaler::remove_pod(int slot) {
   ++removed_;
-  Slot& slot = slots_[static_cast<size_t>(pod)];
-  if (slot.state != State::kReady) {
+  const Slot& x = slots_[static_cast<size_t>(slot)];
+  if (x.state != State::kReady) {
     // Never served: it just goes (a loading process is killed).
-    if (slot.state == State::kLoading) pods_[static_cast<size_t>(pod)]->drain(nullptr);
-    set_state(pod, State::kAbsent);
+    if (x.state == State::kLoading) pod_at(slot).drain(nullptr);
+    set_state(slot, State::kAbsent);
     return;
   }
-  set_state(pod, State::kDraining);
-  const std::uint64_t gen = slot.generation;
-  gateway_.remove_endpoint(pod);
-  auto stopped = [this, pod, gen] {
-    if (slots_[static_cast<size_t>(pod)].generation == gen) set_state(pod, State::kAbsent);
+  set_state(slot, State::kDraining);
+  const std::uint64_t gen = x.generation;
+  gateway_.remove_endpoint(x.pod);
+  auto stopped = [this, slot, gen] {
+    if (slots_[static_cast<size_t>(slot)].generation == gen) set_state(slot, State::kAbsent);
   };
-  loop_.schedule_background_in(
-      config_.prestop, [this, pod, stopped] { pods_[static_cast<size_t>(pod)]->drain(stopped); });
+  loop_.schedule_background_in(config_.prestop,
+                               [this, slot, stopped] { pod_at(slot).drain(stopped); });
   // SIGKILL at the end of the grace period, which the preStop hook's time is part of.
-  loop_.schedule_background_in(std::max(config_.grace, config_.prestop), [this, pod, gen] {
-    const Slot& s = slots_[static_cast<size_t>(pod)];
+  loop_.schedule_background_in(std::max(config_.grace, config_.prestop), [this, slot, gen] {
+    const Slot& s = slots_[static_cast<size_t>(slot)];
     if (s.generation == gen && s.state == State::kDraining) {
-      pods_[static_cast<size_t>(pod)]->crash(PodHealth::kRefusing);
+      pod_at(slot).crash(PodHealth::kRefusing);
     }
   });
 }

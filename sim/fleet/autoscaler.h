@@ -43,8 +43,9 @@ struct AutoscalerConfig {
 const ParamSpec& autoscaling_spec();
 bool autoscaling_enabled(const Params& p);
 AutoscalerConfig autoscaler_config_from(const Params& p);
-// The pods an arm builds: max_pods with autoscaling, else fleet.pods.
-std::int32_t pods_built(const Params& autoscaling, std::int32_t fleet_pods);
+// The index of the pool that scales among the fleet's pools (fleet_pools order), -1 when the
+// section scales nothing or names no such pool (the scenario loader reports the latter).
+int autoscaled_pool(const Params& autoscaling, const std::vector<std::string>& pool_names);
 
 // One pod as the HPA's replica calculation sees it.
 enum class MetricPod {
@@ -80,11 +81,13 @@ class HpaBehavior {
 // autoscale: `pods` held from the start to `end`.
 AutoscalingSummary static_fleet_summary(std::int32_t pods, TimeNs end);
 
-// Drives the pods' lifecycle from the HPA's decisions. Pods [initial, pods.size()) start absent.
+// Drives the lifecycle of the pods it manages (one pool's, by pod index) from the HPA's
+// decisions. The first `initial` of them start Ready, the others absent.
 class Autoscaler : public FleetObserver {
  public:
   Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
-             std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway, std::int32_t initial);
+             std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway, std::vector<int> managed,
+             std::int32_t initial);
   // Takes the absent pods out, then schedules scrapes and syncs (background events).
   void start();
   void on_dispatch(const Request& r, int pod, TimeNs t) override;
@@ -92,7 +95,9 @@ class Autoscaler : public FleetObserver {
 
  private:
   enum class State { kAbsent, kProvisioning, kLoading, kReady, kDraining };
+  // One managed pod (`pod` is its index in the fleet); functions below take slot numbers.
   struct Slot {
+    int pod = 0;
     State state = State::kAbsent;
     TimeNs since = 0;
     std::uint64_t generation = 0;  // bumped by every transition a timer may race with
@@ -103,10 +108,11 @@ class Autoscaler : public FleetObserver {
   };
   void scrape();
   void sync();
-  double gauge(int pod) const;
-  void set_state(int pod, State s);
-  void add_pod(int pod);
-  void remove_pod(int pod);
+  Pod& pod_at(int slot) const;
+  double gauge(int slot) const;
+  void set_state(int slot, State s);
+  void add_pod(int slot);
+  void remove_pod(int slot);
   std::int32_t replicas() const;
   std::int32_t count(State s) const;
 
@@ -117,6 +123,7 @@ class Autoscaler : public FleetObserver {
   std::int32_t initial_;
   HpaBehavior behavior_;
   std::vector<Slot> slots_;
+  std::vector<int> slot_of_;  // by pod index: its slot, -1 for pods of other pools
   // Integral of provisioned pods over time.
   double pod_seconds_ = 0;
   TimeNs last_change_ = 0;

@@ -1,6 +1,7 @@
 #include "sim/fleet/pod.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace fleetsim {
 
@@ -195,7 +196,7 @@ void Pod::stopped_by_crash() {
   }
 }
 
-void Pod::restart(TimeNs load_time) {
+void Pod::restart(TimeNs load_time, bool keeps_run_alive) {
   if (health_ == PodHealth::kUp || health_ == PodHealth::kDraining) crash(PodHealth::kLoading);
   health_ = PodHealth::kLoading;
   // A new process: empty KV cache, counters from zero.
@@ -207,9 +208,14 @@ void Pod::restart(TimeNs load_time) {
     listener_->on_pod_kv_events(index_, {KvEvent{KvEventKind::kCleared, 0}});
   }
   const std::uint64_t epoch = epoch_;
-  loop_.schedule_in(load_time, [this, epoch] {
+  auto ready = [this, epoch] {
     if (epoch == epoch_ && health_ == PodHealth::kLoading) health_ = PodHealth::kUp;
-  });
+  };
+  if (keeps_run_alive) {
+    loop_.schedule_in(load_time, std::move(ready));
+  } else {
+    loop_.schedule_background_in(load_time, std::move(ready));
+  }
 }
 
 }  // namespace fleetsim

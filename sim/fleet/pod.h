@@ -71,7 +71,9 @@ class Pod {
   // answers connections as `after` says.
   void crash(PodHealth after);
   // The process comes back and loads its model for `load_time`, refusing until it is ready.
-  void restart(TimeNs load_time);
+  // `keeps_run_alive`: a fault's restart is part of the run (its recovery is measured); a pod an
+  // autoscaler adds is not, and must not hold a finished run open while it loads.
+  void restart(TimeNs load_time, bool keeps_run_alive = true);
   void set_slowdown(double factor) { slowdown_ = factor; }
   // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
   // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.

@@ -170,12 +170,29 @@ class RetryPolicy {
 }  // namespace
 
 ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
-  // An autoscaled arm builds max_pods pods; those above fleet.pods start absent.
-  const std::int32_t built = pods_built(arm.autoscaling, scenario.fleet.pods);
+  // An autoscaled arm builds max_pods pods for the pool that scales; those above the pool's own
+  // count start absent.
+  std::vector<std::string> pool_names;
+  for (const PoolSpec& p : fleet_pools(scenario.fleet)) pool_names.push_back(p.name);
+  const int scaled_pool = autoscaled_pool(arm.autoscaling, pool_names);
   std::optional<Scenario> resized;
-  if (built != scenario.fleet.pods) {
+  std::vector<int> managed;
+  std::int32_t initial = 0;
+  if (scaled_pool >= 0) {
     resized = scenario;
-    resized->fleet.pods = built;
+    const auto max_pods = static_cast<std::int32_t>(arm.autoscaling.get_int("max_pods"));
+    int first = 0;
+    if (resized->fleet.pools.empty()) {
+      initial = resized->fleet.pods;
+      resized->fleet.pods = max_pods;
+    } else {
+      auto& pools = resized->fleet.pools;
+      for (int p = 0; p < scaled_pool; ++p) first += pools[static_cast<size_t>(p)].pods;
+      initial = pools[static_cast<size_t>(scaled_pool)].pods;
+      resized->fleet.pods += max_pods - initial;
+      pools[static_cast<size_t>(scaled_pool)].pods = max_pods;
+    }
+    for (int i = 0; i < max_pods; ++i) managed.push_back(first + i);
   }
   const Scenario& s = resized ? *resized : scenario;
   const std::vector<PoolSpec> pool_specs = fleet_pools(s.fleet);
@@ -242,7 +259,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   std::unique_ptr<Autoscaler> autoscaler;
   if (autoscaling_enabled(arm.autoscaling)) {
     autoscaler = std::make_unique<Autoscaler>(autoscaler_config_from(arm.autoscaling), loop, pods,
-                                              gateway, scenario.fleet.pods);
+                                              gateway, managed, initial);
     observers.add(autoscaler.get());
   }
 
@@ -319,7 +336,8 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   out.summary = summarize(records.records(), std::move(per_pod), window_s);
   if (!s.fleet.pools.empty()) {
     std::vector<PoolSummary> info;
-    for (const auto& p : pool_specs) {
+    // The pods each pool starts with (an autoscaled pool's count moves; its figures say how).
+    for (const auto& p : fleet_pools(scenario.fleet)) {
       PoolSummary ps;
       ps.pool = p.name;
       ps.gpu = p.gpu;

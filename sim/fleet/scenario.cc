@@ -383,7 +383,8 @@ void check_references(const ParamSpec& spec, const Params& params, const YAML::N
   }
 }
 
-// An autoscaled fleet starts at fleet.pods, inside [min_pods, max_pods], and is one pool.
+// An autoscaled pool starts at its own pod count (fleet.pods without pools), inside [min_pods,
+// max_pods], and must name one of the fleet's pools when it has several.
 void check_autoscaling(const Params& a, const YAML::Node& node, const YamlWhere& w,
                        const FleetSpec& fleet) {
   if (!autoscaling_enabled(a)) return;
@@ -393,14 +394,26 @@ void check_autoscaling(const Params& a, const YAML::Node& node, const YamlWhere&
     throw ScenarioError(w.child("min_pods").at(node) + ": min_pods " + std::to_string(lo) +
                         " is above max_pods " + std::to_string(hi));
   }
-  if (fleet.pods < lo || fleet.pods > hi) {
-    throw ScenarioError(w.at(node) + ": fleet.pods (" + std::to_string(fleet.pods) +
+  std::vector<std::string> names;
+  for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
+  const int pool = autoscaled_pool(a, names);
+  if (pool < 0) {
+    throw ScenarioError(w.child("pool").at(node) + ": " +
+                        (a.get_string("pool").empty()
+                             ? std::string("the fleet has several pools; name the one that scales")
+                             : "no pool named '" + a.get_string("pool") + "'") +
+                        "; pools: " + join(names, ", "));
+  }
+  const std::int32_t start =
+      fleet.pools.empty() ? fleet.pods : fleet.pools[static_cast<size_t>(pool)].pods;
+  if (start < lo || start > hi) {
+    throw ScenarioError(w.at(node) + ": " +
+                        (fleet.pools.empty()
+                             ? std::string("fleet.pods")
+                             : "pool " + names[static_cast<size_t>(pool)] + "'s pods") +
+                        " (" + std::to_string(start) +
                         ", the pods at the start) must lie in [min_pods, max_pods] = [" +
                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  if (!fleet.pools.empty()) {
-    throw ScenarioError(w.child("metric").at(node) +
-                        ": autoscaling scales a fleet of one pool; this fleet has fleet.pools");
   }
   if (a.get_double("termination_grace_s") < a.get_double("prestop_s")) {
     std::ostringstream prestop;
