@@ -167,34 +167,42 @@ class RetryPolicy {
   Rng rng_;
 };
 
+// The fleet an arm builds. With autoscaling: max_pods pods for the pool that scales (those above
+// its own count start absent), and which pods those are.
+struct BuiltFleet {
+  std::optional<Scenario> resized;  // empty: the scenario's own fleet
+  std::vector<int> managed;         // the autoscaled pool's pods, by index
+  std::int32_t initial = 0;         // how many of them start Ready
+};
+
+BuiltFleet built_fleet(const Scenario& scenario, const ArmSpec& arm) {
+  BuiltFleet b;
+  std::vector<std::string> pool_names;
+  for (const PoolSpec& p : fleet_pools(scenario.fleet)) pool_names.push_back(p.name);
+  const int scaled = autoscaled_pool(arm.autoscaling, pool_names);
+  if (scaled < 0) return b;
+  Scenario& r = b.resized.emplace(scenario);
+  const auto max_pods = static_cast<std::int32_t>(arm.autoscaling.get_int("max_pods"));
+  int first = 0;
+  if (r.fleet.pools.empty()) {
+    b.initial = r.fleet.pods;
+    r.fleet.pods = max_pods;
+  } else {
+    auto& pools = r.fleet.pools;
+    for (int p = 0; p < scaled; ++p) first += pools[static_cast<size_t>(p)].pods;
+    b.initial = pools[static_cast<size_t>(scaled)].pods;
+    r.fleet.pods += max_pods - b.initial;
+    pools[static_cast<size_t>(scaled)].pods = max_pods;
+  }
+  for (int i = 0; i < max_pods; ++i) b.managed.push_back(first + i);
+  return b;
+}
+
 }  // namespace
 
 ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
-  // An autoscaled arm builds max_pods pods for the pool that scales; those above the pool's own
-  // count start absent.
-  std::vector<std::string> pool_names;
-  for (const PoolSpec& p : fleet_pools(scenario.fleet)) pool_names.push_back(p.name);
-  const int scaled_pool = autoscaled_pool(arm.autoscaling, pool_names);
-  std::optional<Scenario> resized;
-  std::vector<int> managed;
-  std::int32_t initial = 0;
-  if (scaled_pool >= 0) {
-    resized = scenario;
-    const auto max_pods = static_cast<std::int32_t>(arm.autoscaling.get_int("max_pods"));
-    int first = 0;
-    if (resized->fleet.pools.empty()) {
-      initial = resized->fleet.pods;
-      resized->fleet.pods = max_pods;
-    } else {
-      auto& pools = resized->fleet.pools;
-      for (int p = 0; p < scaled_pool; ++p) first += pools[static_cast<size_t>(p)].pods;
-      initial = pools[static_cast<size_t>(scaled_pool)].pods;
-      resized->fleet.pods += max_pods - initial;
-      pools[static_cast<size_t>(scaled_pool)].pods = max_pods;
-    }
-    for (int i = 0; i < max_pods; ++i) managed.push_back(first + i);
-  }
-  const Scenario& s = resized ? *resized : scenario;
+  const BuiltFleet built = built_fleet(scenario, arm);
+  const Scenario& s = built.resized ? *built.resized : scenario;
   const std::vector<PoolSpec> pool_specs = fleet_pools(s.fleet);
   std::vector<PodBuild> builds;
   std::vector<PoolLayout> layout;
@@ -259,7 +267,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   std::unique_ptr<Autoscaler> autoscaler;
   if (autoscaling_enabled(arm.autoscaling)) {
     autoscaler = std::make_unique<Autoscaler>(autoscaler_config_from(arm.autoscaling), loop, pods,
-                                              gateway, managed, initial);
+                                              gateway, built.managed, built.initial);
     observers.add(autoscaler.get());
   }
 
