@@ -3,7 +3,8 @@
 #    `fleetsim run scenarios/loxilb-3pod-long.yaml` (trailing spaces ignored);
 #  * docs/campaign.md's worked example: `fleetsim campaign scenarios/loxilb-3pod-long.yaml`;
 #  * docs/plan.md's worked example: its `fleetsim plan` command;
-#  * docs/autoscaling.md's worked example: `fleetsim run scenarios/autoscale-burst.yaml`;
+#  * docs/autoscaling.md's two examples: `fleetsim run scenarios/autoscale-burst.yaml` and
+#    `fleetsim run scenarios/azure-conv-autoscale.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -39,6 +40,7 @@ endfunction()
 check_quoted(README.md "scenario loxilb-3pod-long" run scenarios/loxilb-3pod-long.yaml)
 check_quoted(docs/campaign.md "campaign loxilb-3pod-long" campaign scenarios/loxilb-3pod-long.yaml)
 check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autoscale-burst.yaml)
+check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 
