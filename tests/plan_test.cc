@@ -2,6 +2,9 @@
 // bisection, the same at any thread count; refusals name what to fix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "sim/errors.h"
 #include "sim/fleet/plan/plan.h"
 #include "sim/fleet/runner.h"
@@ -52,6 +55,32 @@ TEST_F(Plan, FindsTheSmallestCountThatMeetsTheTarget) {
     }
     EXPECT_EQ(a.evaluated.front().pods, 1);
   }
+}
+
+TEST_F(Plan, SaysWhenAttainmentFallsAsPodsAreAdded) {
+  // Capacity-bound arms gain with every pod: nothing to say.
+  PlanOptions o;
+  o.max_pods = 64;
+  for (const auto& a : run_plan(scenario(), o).arms) EXPECT_FALSE(a.falls.has_value()) << a.arm;
+  // The flagship's round robin spreads each conversation thinner with every pod added.
+  PlanOptions f;
+  f.max_pods = 16;
+  f.overrides = {"slo={ttft_ms: 1000, tpot_ms: 60}"};
+  const PlanResult r = run_plan(testing::source_path("scenarios/loxilb-3pod-long.yaml"), f);
+  ASSERT_EQ(r.arms.back().arm, "rr");
+  const ArmPlan& rr = r.arms.back();
+  ASSERT_TRUE(rr.falls.has_value());
+  EXPECT_LT(rr.falls->best.pods, rr.falls->worst.pods);
+  EXPECT_GT(rr.falls->best.attainment_pct, rr.falls->worst.attainment_pct + 1.0);
+  double best = 0;
+  for (const auto& p : rr.evaluated) best = std::max(best, p.attainment_pct);
+  EXPECT_EQ(rr.falls->best.attainment_pct, best);
+  EXPECT_FALSE(r.arms.front().falls.has_value()) << "the picker gains with every pod";
+  std::ostringstream report;
+  write_plan_report(report, r);
+  EXPECT_NE(report.str().find("attainment falls as pods are added"), std::string::npos);
+  EXPECT_TRUE(plan_json(r)["arms"][2]["attainment_falls"].is_object());
+  EXPECT_TRUE(plan_json(r)["arms"][0]["attainment_falls"].is_null());
 }
 
 TEST_F(Plan, ThreadsAndRepeatsGiveTheSameResult) {

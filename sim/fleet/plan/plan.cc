@@ -38,6 +38,27 @@ void check_options(const Scenario& s, const PlanOptions& o, const std::string& p
   }
 }
 
+// More than noise: one point of attainment (6 requests of the flagship's 600).
+constexpr double kFallPct = 1.0;
+
+std::optional<AttainmentFall> attainment_fall(const std::vector<PlanPoint>& by_pods) {
+  if (by_pods.empty()) return std::nullopt;
+  const PlanPoint* best = &by_pods.front();
+  for (const auto& p : by_pods) {
+    if (p.attainment_pct > best->attainment_pct) best = &p;
+  }
+  const PlanPoint* worst = nullptr;
+  for (const auto& p : by_pods) {
+    if (p.pods > best->pods && (worst == nullptr || p.attainment_pct < worst->attainment_pct)) {
+      worst = &p;
+    }
+  }
+  if (worst == nullptr || best->attainment_pct - worst->attainment_pct <= kFallPct) {
+    return std::nullopt;
+  }
+  return AttainmentFall{*best, *worst};
+}
+
 // Runs and memoises the arm at a pod count: a search may ask for a count twice.
 class ArmSearch {
  public:
@@ -75,8 +96,9 @@ class ArmSearch {
   bool meets(int pods) { return at(pods).attainment_pct >= o_.target_pct - 1e-9; }
 
   ArmPlan result(const std::string& name, std::optional<int> needed) const {
-    ArmPlan plan{name, needed, {}};
+    ArmPlan plan{name, needed, {}, std::nullopt};
     for (const auto& [pods, p] : points_) plan.evaluated.push_back(p);
+    plan.falls = attainment_fall(plan.evaluated);
     return plan;
   }
 
@@ -144,7 +166,12 @@ nlohmann::json plan_json(const PlanResult& r) {
     nlohmann::json arm = {
         {"arm", a.arm},
         {"pods_needed", a.pods_needed ? nlohmann::json(*a.pods_needed) : nlohmann::json()},
-        {"evaluated", nlohmann::json::array()}};
+        {"evaluated", nlohmann::json::array()},
+        {"attainment_falls", a.falls ? nlohmann::json{{"best_pods", a.falls->best.pods},
+                                                      {"best_pct", a.falls->best.attainment_pct},
+                                                      {"worst_pods", a.falls->worst.pods},
+                                                      {"worst_pct", a.falls->worst.attainment_pct}}
+                                     : nlohmann::json()}};
     for (const auto& p : a.evaluated) {
       arm["evaluated"].push_back({{"pods", p.pods},
                                   {"slo_attainment_pct", p.attainment_pct},
@@ -181,6 +208,13 @@ void write_plan_report(std::ostream& os, const PlanResult& r) {
          << p.goodput_req_s << std::setw(10) << p.throughput_req_s << std::setprecision(0)
          << std::setw(14) << p.ttft_p95_ms << std::setprecision(1) << std::setw(14) << p.tpot_p50_ms
          << (a.pods_needed && p.pods == *a.pods_needed ? "  <- needed" : "") << "\n";
+    }
+    if (a.falls) {
+      os << std::setprecision(1) << "  attainment falls as pods are added ("
+         << a.falls->best.attainment_pct << "% at " << a.falls->best.pods << " pods, "
+         << a.falls->worst.attainment_pct << "% at " << a.falls->worst.pods
+         << "): more pods do not help this arm, and the search, "
+            "which assumes they do, may have missed a smaller count\n";
     }
   }
 }

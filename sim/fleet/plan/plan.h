@@ -30,10 +30,18 @@ struct PlanPoint {
   double tpot_p50_ms = 0;
 };
 
+// Attainment that falls as pods are added: the search assumes it does not, so the count it
+// found may not be the smallest, and more pods will not save the arm.
+struct AttainmentFall {
+  PlanPoint best;   // the highest attainment evaluated (fewest pods among equals)
+  PlanPoint worst;  // the lowest attainment at more pods than `best`
+};
+
 struct ArmPlan {
   std::string arm;
-  std::optional<int> pods_needed;    // none: not met up to max_pods
-  std::vector<PlanPoint> evaluated;  // every count run, in pod order
+  std::optional<int> pods_needed;       // none: not met up to max_pods
+  std::vector<PlanPoint> evaluated;     // every count run, in pod order
+  std::optional<AttainmentFall> falls;  // when attainment drops by more than 1 point
 };
 
 struct PlanResult {
