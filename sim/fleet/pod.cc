@@ -81,8 +81,7 @@ void Pod::receive(RequestPtr r) {
 
 void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
   if (epoch != epoch_) {
-    // in_api_stage_ was reset by the crash.
-    // The pod crashed while its API server held the request.
+    // The pod crashed while its API server held the request (the crash reset in_api_stage_).
     if (health_ != PodHealth::kBlackHole) listener_->on_pod_failed(r, index_, Outcome::kRefused502);
     return;
   }
@@ -155,10 +154,7 @@ void Pod::stop_if_drained() {
     return;
   }
   health_ = PodHealth::kRefusing;
-  if (auto done = std::move(on_stopped_)) {
-    on_stopped_ = nullptr;
-    done();
-  }
+  notify_stopped();
 }
 
 void Pod::crash(PodHealth after) {
@@ -177,7 +173,7 @@ void Pod::crash(PodHealth after) {
       }
     }
     streamed_.clear();
-    stopped_by_crash();
+    notify_stopped();
     return;
   }
   for (const auto& r : lost) {
@@ -185,11 +181,10 @@ void Pod::crash(PodHealth after) {
     listener_->on_pod_failed(r, index_, streamed ? Outcome::kMidStream : Outcome::kRefused502);
   }
   streamed_.clear();
-  stopped_by_crash();
+  notify_stopped();
 }
 
-void Pod::stopped_by_crash() {
-  // A drain cut short (its grace period ran out, or a fault) still ends the shutdown.
+void Pod::notify_stopped() {
   if (auto done = std::move(on_stopped_)) {
     on_stopped_ = nullptr;
     done();

@@ -94,7 +94,9 @@ class Pod {
   void end_step();
   // A draining pod with nothing left exits.
   void stop_if_drained();
-  void stopped_by_crash();
+  // Tells whoever asked for a drain that the process exited, once: drained, or cut short by a
+  // crash (the grace period's end, a fault).
+  void notify_stopped();
 
   int index_;
   std::string name_;
