@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/errors.h"
 
@@ -9,16 +10,8 @@ namespace fleetsim {
 
 std::vector<std::string> split_epp_list(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    const auto first = item.find_first_not_of(" \t");
-    const auto last = item.find_last_not_of(" \t");
-    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
+  for (std::string& item : split_trimmed(text, ',')) {
+    if (!item.empty()) out.push_back(std::move(item));
   }
   if (out.size() == 1 && out.front() == "none") out.clear();
   return out;
