@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,24 @@ std::vector<std::string> overrides_from(const py::handle& overrides);
 
 // A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
 py::object json_to_py(const nlohmann::json& j);
+
+// What fleetsim.campaign() and fleetsim.plan() return: `run()` runs without the GIL (Python
+// routing policies take it back for their own calls, init_policies.cc), and its result comes
+// back as the CLI's JSON (`to_json`) in a dict, with the CLI's text (`write_report`) under
+// "report".
+template <class Run, class ToJson, class WriteReport>
+py::dict run_as_report_dict(Run run, ToJson to_json, WriteReport write_report) {
+  decltype(run()) result;
+  {
+    py::gil_scoped_release release;
+    result = run();
+  }
+  py::dict d = json_to_py(to_json(result));
+  std::ostringstream report;
+  write_report(report, result);
+  d["report"] = report.str();
+  return d;
+}
 
 // A parameter value as a Python object (distributions as their description string).
 py::object param_value_to_py(const ParamValue& v);

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <optional>
-#include <sstream>
 
 #include "bindings/common.h"
 #include "sim/fleet/campaign/campaign.h"
@@ -26,17 +25,8 @@ void init_campaign(py::module_& m) {
         if (!overrides.is_none()) o.overrides = overrides_from(overrides);
         o.replicates = replicates;
         o.threads = threads;
-        CampaignResult r;
-        {
-          // Python routing policies take the GIL back for their own calls (init_policies.cc).
-          py::gil_scoped_release release;
-          r = run_campaign(path.string(), o);
-        }
-        py::dict d = json_to_py(campaign_json(r));
-        std::ostringstream report;
-        write_campaign_report(report, r);
-        d["report"] = report.str();
-        return d;
+        return run_as_report_dict([&] { return run_campaign(path.string(), o); }, campaign_json,
+                                  write_campaign_report);
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(),
       py::arg("replicates") = py::none(), py::arg("threads") = 0,

@@ -5,7 +5,6 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "bindings/common.h"
 #include "sim/fleet/plan/plan.h"
@@ -25,17 +24,8 @@ void init_plan(py::module_& m) {
         o.path = pods_path;
         o.seeds = seeds;
         o.threads = threads;
-        PlanResult r;
-        {
-          // Python routing policies take the GIL back for their own calls (init_policies.cc).
-          py::gil_scoped_release release;
-          r = run_plan(path.string(), o);
-        }
-        py::dict d = json_to_py(plan_json(r));
-        std::ostringstream report;
-        write_plan_report(report, r);
-        d["report"] = report.str();
-        return d;
+        return run_as_report_dict([&] { return run_plan(path.string(), o); }, plan_json,
+                                  write_plan_report);
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(), py::arg("target") = 90.0,
       py::arg("max_pods") = 256, py::arg("pods_path") = "fleet.pods", py::arg("seeds") = 1,
