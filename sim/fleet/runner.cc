@@ -177,9 +177,7 @@ struct BuiltFleet {
 
 BuiltFleet built_fleet(const Scenario& scenario, const ArmSpec& arm) {
   BuiltFleet b;
-  std::vector<std::string> pool_names;
-  for (const PoolSpec& p : fleet_pools(scenario.fleet)) pool_names.push_back(p.name);
-  const int scaled = autoscaled_pool(arm.autoscaling, pool_names);
+  const int scaled = autoscaled_pool(arm.autoscaling, pool_names(scenario.fleet));
   if (scaled < 0) return b;
   Scenario& r = b.resized.emplace(scenario);
   const auto max_pods = static_cast<std::int32_t>(arm.autoscaling.get_int("max_pods"));

@@ -348,8 +348,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
 void check_references(const ParamSpec& spec, const Params& params, const YAML::Node& node,
                       const YamlWhere& w, const FleetSpec& fleet) {
   const auto& reg = PolicyRegistry::instance();
-  std::vector<std::string> pools;
-  for (const auto& p : fleet_pools(fleet)) pools.push_back(p.name);
+  const std::vector<std::string> pools = pool_names(fleet);
   // `node` may be absent (no params: section): a node that is not defined has no type.
   const bool map = node.IsDefined() && node.IsMap();
   auto at = [&](const std::string& key) {
@@ -394,8 +393,7 @@ void check_autoscaling(const Params& a, const YAML::Node& node, const YamlWhere&
     throw ScenarioError(w.child("min_pods").at(node) + ": min_pods " + std::to_string(lo) +
                         " is above max_pods " + std::to_string(hi));
   }
-  std::vector<std::string> names;
-  for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
+  const std::vector<std::string> names = pool_names(fleet);
   const int pool = autoscaled_pool(a, names);
   if (pool < 0) {
     throw ScenarioError(w.child("pool").at(node) + ": " +
@@ -465,6 +463,12 @@ std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
   p.server = fleet.server;
   p.cost_model = fleet.cost_model;
   return {p};
+}
+
+std::vector<std::string> pool_names(const FleetSpec& fleet) {
+  std::vector<std::string> names;
+  for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
+  return names;
 }
 
 const ParamSpec& client_spec() {

@@ -57,6 +57,8 @@ struct FleetSpec {
 
 // The fleet's pools: fleet.pools, or one pool named "default" made of the fleet-level fields.
 std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet);
+// Their names, in the same order.
+std::vector<std::string> pool_names(const FleetSpec& fleet);
 
 struct Scenario {
   std::string name;
