@@ -24,6 +24,7 @@
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
+#include "sim/fleet/gpu_defs.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
@@ -260,6 +261,13 @@ int cmd_describe(const std::string& name) {
               << model_def_spec().describe();
     return 0;
   }
+  if (name == "gpu") {
+    std::cout << "fleet.gpus: your own GPUs, each a map of these datasheet figures, named by "
+                 "fleet.gpu or a pool's gpu like a catalog entry (fleetsim list gpus)\n"
+              << "parameters:\n"
+              << gpu_def_spec().describe();
+    return 0;
+  }
   if (name == "campaign") {
     std::cout << "campaign: settings of `fleetsim campaign` (docs/campaign.md)\nparameters:\n"
               << campaign_spec().describe();
@@ -284,8 +292,8 @@ int cmd_describe(const std::string& name) {
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model", "slo",
-                                    "model",  "campaign",   "autoscaling"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo",        "model",
+                                    "gpu",    "campaign",   "autoscaling"};
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);
@@ -421,10 +429,11 @@ int main(int argc, char** argv) {
   CLI::App* describe_cmd = app.add_subcommand(
       "describe",
       "show the parameters of a policy, a workload, or the server / cost_model / slo / model / "
-      "campaign sections");
+      "gpu / campaign / autoscaling sections");
   describe_cmd
       ->add_option("name", describe_name,
-                   "policy, workload, server, cost_model, slo, model or campaign")
+                   "policy, workload, server, cost_model, slo, model, gpu, campaign or "
+                   "autoscaling")
       ->required();
 
   CLI11_PARSE(app, argc, argv);

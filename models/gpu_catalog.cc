@@ -28,6 +28,17 @@ std::vector<GpuSpec> make_catalog() {
       // Memory 79.11 GiB: PyTorch OOM text on an H100 in vllm-project/vllm#27508.
       {"H100-SXM", 79.11, 3350, 989.4, 1978.9, 1978.9, 450,
        "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)"},
+      // Same datasheet, H100 PCIe: 80 GB HBM2e 2.0 TB/s, BF16 1,513*, FP8 3,026*, INT8 3,026*
+      // -> 756.5 / 1,513 / 1,513 dense; PCIe Gen5 128 GB/s (64 each way; an NVLink bridge is
+      // optional, not assumed). Memory: the same 81,559 MiB framebuffer as the SXM part, so the
+      // SXM's CUDA total (79.11 GiB).
+      {"H100-PCIe", 79.11, 2000, 756.5, 1513, 1513, 64,
+       "NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column)"},
+      // NVIDIA H100 NVL product brief (PB-11773-001): 94 GB HBM3 3.9 TB/s, BF16 1,671*, FP8
+      // 3,341*, INT8 3,341*; sold as bridged pairs, NVLink bridge 600 GB/s (300 each way).
+      // Memory 93.00 GiB: PyTorch OOM text on an H100 NVL (ali-vilab/VACE#56).
+      {"H100-NVL", 93.00, 3900, 835.5, 1670.5, 1670.5, 300,
+       "NVIDIA H100 NVL product brief PB-11773-001"},
       // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 141 GB HBM3e 4.8 TB/s, same tensor
       // cores as H100 SXM (BF16 1,979*, FP8 3,958*, INT8 3,958*), NVLink 900 GB/s.
       // Memory 139.80 GiB: PyTorch OOM text on H200s (nvidia-smi shows 143,771 MiB).
@@ -45,6 +56,19 @@ std::vector<GpuSpec> make_catalog() {
       // INT8 733 | 1,466*, PCIe Gen4 x16. Memory 44.40 GiB: PyTorch OOM text on 48 GB L40S
       // (nvidia-smi shows 46,068 MiB).
       {"L40S", 44.40, 864, 362.05, 733, 733, 32, "NVIDIA L40S datasheet"},
+      // NVIDIA HGX B200 specifications: 180 GB HBM3e at 7.7 TB/s per GPU, BF16 4.5 PF*, FP8
+      // 9 PF*, INT8 9 POPS* -> 2,250 / 4,500 / 4,500 dense; NVLink 5 1.8 TB/s (900 each way).
+      // Memory 178.35 GiB: PyTorch OOM text on a B200 (stas00/ml-engineering debug/pytorch.md;
+      // cudaDeviceProp in pytorch/ao PR #4002).
+      {"B200", 178.35, 7700, 2250, 4500, 4500, 900, "NVIDIA HGX B200 specifications"},
+      // NVIDIA L4 Tensor Core GPU datasheet: 24 GB GDDR6 300 GB/s, BF16 242*, FP8 485*, INT8
+      // 485* -> 121 / 242.5 / 242.5 dense; PCIe Gen4 x16. Memory 22.03 GiB: PyTorch OOM text on
+      // L4s (GCP, Modal; AWS g6 drivers report 21.96).
+      {"L4", 22.03, 300, 121, 242.5, 242.5, 32, "NVIDIA L4 Tensor Core GPU datasheet"},
+      // NVIDIA A10 Tensor Core GPU datasheet: 24 GB GDDR6 600 GB/s, BF16 250*, INT8 500* -> 125 /
+      // 250 dense, no FP8 tensor cores (Ampere); PCIe Gen4 x16. Memory 21.99 GiB: PyTorch OOM
+      // text on an A10 (vllm-project/vllm#16128).
+      {"A10", 21.99, 600, 125, 0, 250, 32, "NVIDIA A10 Tensor Core GPU datasheet"},
   };
 }
 
@@ -58,5 +82,9 @@ const std::vector<GpuSpec>& gpu_catalog() {
 std::vector<std::string> gpu_names() { return entry_names(gpu_catalog()); }
 
 const GpuSpec& find_gpu(const std::string& name) { return find_entry(gpu_catalog(), "GPU", name); }
+
+const GpuSpec& find_gpu(const std::vector<GpuSpec>& extra, const std::string& name) {
+  return find_entry_in(extra, gpu_catalog(), "GPU", name);
+}
 
 }  // namespace fleetsim

@@ -30,6 +30,8 @@ const std::vector<GpuSpec>& gpu_catalog();
 
 // The entry named `name`; throws UnknownNameError("GPU", name, valid names) if there is none.
 const GpuSpec& find_gpu(const std::string& name);
+// Same, looking first among `extra` (a scenario's own GPU definitions, fleet.gpus).
+const GpuSpec& find_gpu(const std::vector<GpuSpec>& extra, const std::string& name);
 
 std::vector<std::string> gpu_names();
 

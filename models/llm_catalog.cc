@@ -125,15 +125,7 @@ const LlmSpec& find_model(const std::string& name) {
 }
 
 const LlmSpec& find_model(const std::vector<LlmSpec>& extra, const std::string& name) {
-  for (const auto& m : extra) {
-    if (m.name == name) return m;
-  }
-  for (const auto& m : llm_catalog()) {
-    if (m.name == name) return m;
-  }
-  std::vector<std::string> valid = entry_names(extra);
-  for (const auto& n : model_names()) valid.push_back(n);
-  throw UnknownNameError("model", name, valid);
+  return find_entry_in(extra, llm_catalog(), "model", name);
 }
 
 }  // namespace fleetsim

@@ -243,5 +243,33 @@ TEST(Scenario, AModelOfItsOwnRunsLikeTheCatalogEntryOfTheSameShapes) {
   EXPECT_NE(e.find("valid models: my-qwen, Qwen3-32B"), std::string::npos) << e;
 }
 
+TEST(Scenario, AGpuOfItsOwnRunsLikeTheCatalogEntryOfTheSameFigures) {
+  // The L40S datasheet under another name gives the very same run.
+  const std::string own =
+      with("gpu: L40S",
+           "gpu: my-l40s\n  gpus:\n    - {name: my-l40s, memory_gib: 44.40, "
+           "memory_bandwidth_gbs: 864, bf16_tflops: 362.05, fp8_tflops: 733, int8_tops: 733, "
+           "interconnect_gbs: 32}");
+  const Scenario mine = parse_scenario(own, "own.yaml");
+  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
+  ASSERT_EQ(mine.fleet.gpus.size(), 1u);
+  nlohmann::json a = result_json(run_scenario(mine, 1), mine);
+  nlohmann::json b = result_json(run_scenario(cat, 1), cat);
+  EXPECT_EQ(a["fleet"]["gpu"], "my-l40s");
+  a["fleet"]["gpu"] = b["fleet"]["gpu"];
+  EXPECT_EQ(a.dump(), b.dump());
+  // A faster part of the same memory serves the same work sooner.
+  const Scenario fast = parse_scenario(
+      own, "fast.yaml",
+      {"fleet.gpus.my-l40s.memory_bandwidth_gbs=1728", "fleet.gpus.my-l40s.bf16_tflops=724.1"});
+  const nlohmann::json f = result_json(run_scenario(fast, 1), fast);
+  EXPECT_LT(f["arms"][0]["summary"]["e2e_ms"]["mean"].get<double>(),
+            b["arms"][0]["summary"]["e2e_ms"]["mean"].get<double>());
+  // Unknown names list the scenario's GPUs beside the catalog's, and say where to add one.
+  const std::string e = error_of(own, {"fleet.gpu=their-gpu"});
+  EXPECT_NE(e.find("valid GPUs: my-l40s, A100-80GB-PCIe"), std::string::npos) << e;
+  EXPECT_NE(e.find("describe it under fleet.gpus (fleetsim describe gpu)"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -2,10 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <set>
-
 #include "sim/errors.h"
+#include "sim/fleet/definitions.h"
 #include "sim/yaml_checks.h"
 
 namespace fleetsim {
@@ -103,27 +101,10 @@ LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
 }  // namespace
 
 std::vector<LlmSpec> parse_model_defs(const YAML::Node& list, const YamlWhere& where) {
-  if (!list.IsSequence() || list.size() == 0) {
-    throw ScenarioError(where.at(list) +
-                        ": expected a non-empty list of models, each {name, num_hidden_layers, "
-                        "hidden_size, ...} (fleetsim describe model)");
-  }
-  std::vector<LlmSpec> out;
-  std::set<std::string> names;
-  const std::vector<std::string> catalog = model_names();
-  for (size_t i = 0; i < list.size(); ++i) {
-    const YamlWhere w = where.child(std::to_string(i));
-    LlmSpec m = parse_one(list[i], w);
-    if (std::find(catalog.begin(), catalog.end(), m.name) != catalog.end()) {
-      throw ScenarioError(w.child("name").at(list[i]) + ": '" + m.name +
-                          "' is a catalog model (fleetsim list models); give yours another name");
-    }
-    if (!names.insert(m.name).second) {
-      throw ScenarioError(w.child("name").at(list[i]) + ": duplicate model name '" + m.name + "'");
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
+  return parse_definitions<LlmSpec>(
+      list, where, "model", "fleetsim list models",
+      "{name, num_hidden_layers, hidden_size, ...} (fleetsim describe model)", model_names(),
+      parse_one);
 }
 
 }  // namespace fleetsim

@@ -33,9 +33,9 @@ struct PodBuild {
   double kv_gib = 0;
 };
 
-PodBuild build_pod(const PoolSpec& pool, const std::vector<LlmSpec>& models) {
-  const GpuSpec& gpu = find_gpu(pool.gpu);
-  const LlmSpec& llm = find_model(models, pool.model);
+PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
+  const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
+  const LlmSpec& llm = find_model(fleet.models, pool.model);
   const Params& server = pool.server;
   PodBuild b;
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
@@ -96,7 +96,7 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 FleetFacts fleet_facts(const Scenario& s) {
   FleetFacts f;
   for (const PoolSpec& pool : fleet_pools(s.fleet)) {
-    const PodBuild b = build_pod(pool, s.fleet.models);
+    const PodBuild b = build_pod(pool, s.fleet);
     f.pools.push_back({pool.name, pool.pods, pool.gpu, pool.model, b.config.num_blocks, b.kv_gib,
                        b.config.engine.max_num_batched_tokens, b.config.engine.max_num_seqs});
   }
@@ -122,7 +122,7 @@ PolicyContext policy_context(const Scenario& s, const std::string& arm, int repl
   const std::vector<PoolSpec> pools = fleet_pools(s.fleet);
   for (size_t p = 0; p < pools.size(); ++p) {
     if (!s.fleet.pools.empty()) ctx.pools.push_back(pools[p].name);
-    const std::int64_t kv_blocks = build_pod(pools[p], s.fleet.models).config.num_blocks;
+    const std::int64_t kv_blocks = build_pod(pools[p], s.fleet).config.num_blocks;
     for (int i = 0; i < pools[p].pods; ++i) {
       ctx.pod_kv_blocks.push_back(kv_blocks);
       ctx.pod_names.push_back(Topology::pod_name(static_cast<int>(ctx.pod_names.size())));
@@ -205,7 +205,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   std::vector<PodBuild> builds;
   std::vector<PoolLayout> layout;
   for (const PoolSpec& pool : pool_specs) {
-    builds.push_back(build_pod(pool, s.fleet.models));
+    builds.push_back(build_pod(pool, s.fleet));
     layout.push_back({pool.pods, pool.pods_per_gpu});
   }
   const std::int32_t block_size = builds.front().config.engine.block_size;

@@ -21,6 +21,7 @@
 #include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/gpu_defs.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/workload.h"
 #include "sim/named.h"
@@ -125,34 +126,33 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 }
 
 // A GPU or model name: `key` of `n` if given, else `inherited` (the fleet-level value);
-// `required` says a name must come from one of them.
+// `required` says a name must come from one of them. Looked up among the fleet's own
+// definitions (fleet.gpus, fleet.models), then the catalog.
 std::string catalog_name(const YAML::Node& n, const std::string& key, const YamlWhere& w,
-                         const std::string& inherited, bool is_gpu, bool required,
-                         const std::string& where_else, const std::vector<LlmSpec>& models) {
-  std::vector<std::string> names = is_gpu ? gpu_names() : entry_names(models);
-  if (!is_gpu) {
-    for (const auto& m : model_names()) names.push_back(m);
-  }
-  const std::string valid = join(names, ", ");
+                         const std::string& inherited, bool required, const std::string& where_else,
+                         const FleetSpec& f) {
+  const bool is_gpu = key == "gpu";
+  std::vector<std::string> names = is_gpu ? entry_names(f.gpus) : entry_names(f.models);
+  for (auto& m : is_gpu ? gpu_names() : model_names()) names.push_back(std::move(m));
   const YAML::Node v = n[key];
   if (!v.IsDefined() || v.IsNull()) {
     if (required && inherited.empty()) {
       throw ScenarioError(w.at(n) + ": missing field '" + key + "'" + where_else +
-                          " (one of: " + valid + ")");
+                          " (one of: " + join(names, ", ") + ")");
     }
     return inherited;
   }
   const std::string name = scalar_text(v, w.child(key), is_gpu ? "a GPU name" : "a model name");
   try {
     if (is_gpu) {
-      find_gpu(name);
+      find_gpu(f.gpus, name);
     } else {
-      find_model(models, name);
+      find_model(f.models, name);
     }
   } catch (const UnknownNameError& e) {
     throw ScenarioError(
-        w.child(key).at(v) + ": " + e.what() +
-        (is_gpu ? "" : "; or describe it under fleet.models (fleetsim describe model)"));
+        w.child(key).at(v) + ": " + e.what() + "; or describe it under fleet." +
+        (is_gpu ? "gpus (fleetsim describe gpu)" : "models (fleetsim describe model)"));
   }
   return name;
 }
@@ -258,8 +258,8 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     p.pods = static_cast<std::int32_t>(lp.get_int("pods"));
     p.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
     const std::string here = " (set it on the pool or at fleet level)";
-    p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, true, here, f.models);
-    p.model = catalog_name(n, "model", pw, f.model, false, true, here, f.models);
+    p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, here, f);
+    p.model = catalog_name(n, "model", pw, f.model, true, here, f);
     p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
     check_gpu_share(n, pw, p.pods_per_gpu, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
@@ -289,8 +289,11 @@ std::string joined(const std::vector<PoolSpec>& pools, std::string PoolSpec::*fi
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   check_keys(n, w,
              {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model",
-              "pools", "models"});
+              "pools", "models", "gpus"});
   FleetSpec f;
+  if (const YAML::Node gpus = n["gpus"]; gpus.IsDefined()) {
+    f.gpus = parse_gpu_defs(gpus, w.child("gpus"));
+  }
   if (const YAML::Node models = n["models"]; models.IsDefined()) {
     f.models = parse_model_defs(models, w.child("models"));
   }
@@ -315,8 +318,8 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   const Params lp = layout.resolve(layout_node, w);
   f.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
   f.gpus_per_node = static_cast<std::int32_t>(lp.get_int("gpus_per_node"));
-  f.gpu = catalog_name(n, "gpu", w, "", true, !pooled, "", f.models);
-  f.model = catalog_name(n, "model", w, "", false, !pooled, "", f.models);
+  f.gpu = catalog_name(n, "gpu", w, "", !pooled, "", f);
+  f.model = catalog_name(n, "model", w, "", !pooled, "", f);
   f.server = server_spec().resolve(n["server"], w.child("server"));
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/slo.h"
@@ -51,7 +52,9 @@ struct FleetSpec {
   // fleet.pools; empty = one pool made of the fields above. Pods are numbered pool by pool, in
   // list order.
   std::vector<PoolSpec> pools;
-  // fleet.models: the scenario's own model definitions, found by name before the catalog.
+  // fleet.gpus and fleet.models: the scenario's own definitions, found by name before the
+  // catalog.
+  std::vector<GpuSpec> gpus;
   std::vector<LlmSpec> models;
 };
 

@@ -26,8 +26,8 @@ def test_a_bad_field_names_the_file_line_and_field(tmp_path, small_yaml):
 
 
 def test_an_unknown_field_lists_the_valid_ones(small_yaml):
-    with pytest.raises(fleetsim.ScenarioError, match=r"<yaml>:\d+: fleet.gpus: unknown field"):
-        fleetsim.load(small_yaml.replace("gpu: L40S", "gpus: L40S"))
+    with pytest.raises(fleetsim.ScenarioError, match=r"<yaml>:\d+: fleet.gpu_type: unknown field"):
+        fleetsim.load(small_yaml.replace("gpu: L40S", "gpu_type: L40S"))
 
 
 def test_an_override_error_names_the_field(flagship):

@@ -1,0 +1,71 @@
+#include "sim/fleet/gpu_defs.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/errors.h"
+#include "sim/fleet/definitions.h"
+#include "sim/yaml_checks.h"
+
+namespace fleetsim {
+
+const ParamSpec& gpu_def_spec() {
+  static const ParamSpec kSpec =
+      ParamSpec()
+          .text("name", "", "the name fleet.gpu and pools use (not a catalog name)")
+          .real("memory_gib", 0,
+                "device memory as CUDA reports it, GiB (torch.cuda.mem_get_info()[1], or the "
+                "'total capacity' of a PyTorch out-of-memory message; a little under the "
+                "nvidia-smi total)",
+                0, 1e5)
+          .real("memory_bandwidth_gbs", 0, "peak DRAM bandwidth, GB/s (datasheet)", 0, 1e6)
+          .real("bf16_tflops", 0, "dense BF16 tensor-core peak, TFLOP/s (half a sparse figure)", 0,
+                1e6)
+          .real("fp8_tflops", 0, "dense FP8 tensor-core peak, TFLOP/s; 0 = no FP8 tensor cores", 0,
+                1e6)
+          .real("int8_tops", 0, "dense INT8 tensor-core peak, TOP/s (for the record)", 0, 1e6)
+          .real("interconnect_gbs", 0,
+                "GPU-to-GPU bandwidth per direction, GB/s (NVLink, else PCIe); 0 = none, which "
+                "rules out tensor_parallel_size > 1 unless cost_model.allreduce_bandwidth_gbs "
+                "is set",
+                0, 1e6)
+          .text("source", "", "where the figures come from (the datasheet), for the record");
+  return kSpec;
+}
+
+namespace {
+
+GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
+  const Params p = gpu_def_spec().resolve(n, w);
+  GpuSpec g;
+  g.name = p.get_string("name");
+  if (g.name.empty()) {
+    throw ScenarioError(w.child("name").at(n) +
+                        ": missing field 'name' (the name fleet.gpu "
+                        "refers to)");
+  }
+  for (const char* f : {"memory_gib", "memory_bandwidth_gbs", "bf16_tflops"}) {
+    if (p.get_double(f) <= 0) {
+      throw ScenarioError(w.child(f).at(n) + ": missing field '" + f +
+                          "' (a number > 0, from the GPU's datasheet; fleetsim describe gpu)");
+    }
+  }
+  g.memory_gib = p.get_double("memory_gib");
+  g.memory_bandwidth_gbs = p.get_double("memory_bandwidth_gbs");
+  g.bf16_tflops = p.get_double("bf16_tflops");
+  g.fp8_tflops = p.get_double("fp8_tflops");
+  g.int8_tops = p.get_double("int8_tops");
+  g.interconnect_gbs = p.get_double("interconnect_gbs");
+  g.source = p.get_string("source");
+  return g;
+}
+
+}  // namespace
+
+std::vector<GpuSpec> parse_gpu_defs(const YAML::Node& list, const YamlWhere& where) {
+  return parse_definitions<GpuSpec>(
+      list, where, "GPU", "fleetsim list gpus",
+      "{name, memory_gib, memory_bandwidth_gbs, bf16_tflops, ...} (fleetsim describe gpu)",
+      gpu_names(), parse_one);
+}
+
+}  // namespace fleetsim
