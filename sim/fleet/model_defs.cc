@@ -4,6 +4,7 @@
 
 #include "sim/errors.h"
 #include "sim/fleet/definitions.h"
+#include "sim/fleet/hf_config.h"
 #include "sim/yaml_checks.h"
 
 namespace fleetsim {
@@ -12,6 +13,9 @@ const ParamSpec& model_def_spec() {
   static const ParamSpec kSpec =
       ParamSpec()
           .text("name", "", "the name fleet.model and pools use (not a catalog name)")
+          .text("hf_config", "",
+                "a Hugging Face config.json (beside the scenario, else from the current "
+                "directory) giving the fields below; fields given here override it")
           .integer("num_hidden_layers", 0, "decoder layers", 0, 1000)
           .integer("hidden_size", 0, "hidden size", 0, 1e6)
           .integer("num_attention_heads", 0, "query heads", 0, 10000)
@@ -42,7 +46,7 @@ std::int32_t get32(const Params& p, const char* name) {
   return static_cast<std::int32_t>(p.get_int(name));
 }
 
-LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
+LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
   const Params p = model_def_spec().resolve(n, w);
   auto need = [&](const char* field, bool ok, const std::string& expected) {
     if (!ok) throw ScenarioError(w.child(field).at(n) + ": " + expected);
@@ -96,6 +100,29 @@ LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
        "the shapes alone hold " + std::to_string(from_shapes / 1e9) +
            " billion parameters; expected at least that (or 0 to compute it)");
   return m;
+}
+
+// With hf_config, the file's fields under the entry's own.
+LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
+  const YAML::Node file = n.IsMap() ? n["hf_config"] : YAML::Node();
+  if (!file.IsDefined() || file.IsNull()) return parse_fields(n, w);
+  const YamlWhere fw = w.child("hf_config");
+  const std::string path = file_beside_scenario(
+      scalar_text(file, fw, "the path of a Hugging Face config.json"), fw, file,
+      "Hugging Face config.json", "download it with the checkpoint (config.json)");
+  YAML::Node merged;
+  try {
+    merged = hf_config_fields(path, n["weight_bytes"].IsDefined());
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(fw.at(file) + ": " + e.what());
+  }
+  for (const auto& kv : n) merged[kv.first.Scalar()] = kv.second;
+  if (!n["source"].IsDefined()) merged["source"] = path;
+  try {
+    return parse_fields(merged, w);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(std::string(e.what()) + " (fields not given here come from " + path + ")");
+  }
 }
 
 }  // namespace

@@ -168,27 +168,6 @@ void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_
   }
 }
 
-// The calibration file a cost_model section names: beside the scenario file, else (a path given
-// with --set) from the current directory; an absolute path as it is.
-std::string calibration_path(const std::string& value, const YamlWhere& w, const YAML::Node& node) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir = fs::path(w.file).parent_path();
-  std::vector<std::string> tried;
-  if (!fs::path(value).is_absolute()) {
-    const fs::path beside = dir / value;
-    if (fs::is_regular_file(beside, ec)) return beside.lexically_normal().string();
-    tried.push_back(beside.string());
-  }
-  if ((fs::path(value).is_absolute() || !dir.empty()) && fs::is_regular_file(value, ec)) {
-    return value;
-  }
-  if (fs::path(value).is_absolute() || !dir.empty()) tried.push_back(value);
-  throw ScenarioError(w.at(node) + ": cannot open the calibration file '" + value +
-                      "' (looked for " + join(tried, " and ") +
-                      "); write one with `fleetsim calibrate MEASUREMENTS.csv --out FILE`");
-}
-
 // A cost_model section over `base`: with `calibration: FILE`, the file's values come between
 // the base and the section's own fields.
 Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params& base,
@@ -202,7 +181,10 @@ Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params&
       scalar_text(cal, cw, "the path of a file written by `fleetsim calibrate --out`");
   CalibrationFile file;
   try {
-    file = read_calibration_file(calibration_path(value, cw, cal), base);
+    file = read_calibration_file(
+        file_beside_scenario(value, cw, cal, "calibration file",
+                             "write one with `fleetsim calibrate MEASUREMENTS.csv --out FILE`"),
+        base);
   } catch (const ScenarioError& e) {
     const std::string what = e.what();
     throw ScenarioError(what.find(cw.path) != std::string::npos ? what : cw.at(cal) + ": " + what);

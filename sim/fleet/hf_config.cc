@@ -1,0 +1,166 @@
+#include "sim/fleet/hf_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "sim/errors.h"
+
+namespace fleetsim {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::optional<std::int64_t> integer(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+// The first of `keys` the config has, as an integer.
+std::optional<std::int64_t> first_integer(const Json& j, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    if (auto v = integer(j, k)) return v;
+  }
+  return std::nullopt;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ScenarioError(path_ + ": " + what);
+  }
+
+  // An architecture the pod model would get wrong: refused rather than approximated silently.
+  [[noreturn]] void unmodelled(const std::string& what) const {
+    fail(what +
+         " is not modelled (fleetsim models full attention with grouped KV heads and dense or "
+         "routed-expert MLPs); to accept that approximation, describe the model by its fields "
+         "instead of hf_config (fleetsim describe model)");
+  }
+
+  void check_architecture(const Json& c) const {
+    if (c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null()) {
+      unmodelled("multi-head latent attention (kv_lora_rank)");
+    }
+    if (c.contains("attention_chunk_size") && !c["attention_chunk_size"].is_null()) {
+      unmodelled("chunked local attention (attention_chunk_size)");
+    }
+    const auto window = integer(c, "sliding_window");
+    const auto positions = integer(c, "max_position_embeddings");
+    const bool window_used = !c.contains("use_sliding_window") || c["use_sliding_window"] == true;
+    if (window && *window > 0 && window_used && (!positions || *window < *positions)) {
+      unmodelled("sliding-window attention (sliding_window " + std::to_string(*window) + ")");
+    }
+    if (const auto it = c.find("layer_types"); it != c.end() && it->is_array()) {
+      for (const auto& t : *it) {
+        if (t != "full_attention") unmodelled("a layer of type " + t.dump() + " (layer_types)");
+      }
+    }
+    for (const auto& [key, value] : c.items()) {
+      const bool hybrid = key.rfind("mamba", 0) == 0 || key.rfind("ssm_", 0) == 0 ||
+                          key.rfind("linear_", 0) == 0 || key == "hybrid_override_pattern" ||
+                          key == "layers_block_type" || key == "attn_layer_period";
+      if (hybrid) unmodelled("state-space or linear-attention layers (" + key + ")");
+    }
+    for (const char* key : {"shared_expert_intermediate_size", "n_shared_experts"}) {
+      if (auto v = integer(c, key); v && *v > 0)
+        unmodelled(std::string("shared experts (") + key + ")");
+    }
+    const auto step = first_integer(c, {"decoder_sparse_step", "interleave_moe_layer_step"});
+    const auto dense_first = integer(c, "first_k_dense_replace");
+    const auto it = c.find("mlp_only_layers");
+    if ((step && *step > 1) || (dense_first && *dense_first > 0) ||
+        (it != c.end() && it->is_array() && !it->empty())) {
+      unmodelled("dense MLP layers among the expert layers");
+    }
+  }
+
+  // Bytes per linear-layer weight from quantization_config: 1 for 8-bit checkpoints.
+  int weight_bytes(const Json& top) const {
+    const auto it = top.find("quantization_config");
+    if (it == top.end() || !it->is_object()) return 2;
+    const Json& q = *it;
+    const std::string method = q.value("quant_method", "");
+    if (method == "fp8" || method == "fbgemm_fp8") return 1;
+    if (method == "modelopt" && q.value("quant_algo", "") == "FP8") return 1;
+    if (method == "compressed-tensors" && q.contains("config_groups") &&
+        q["config_groups"].is_object()) {
+      int bits = 0;
+      for (const auto& [name, group] : q["config_groups"].items()) {
+        const int b = group.contains("weights") && group["weights"].is_object()
+                          ? group["weights"].value("num_bits", 0)
+                          : 0;
+        if (bits != 0 && b != bits) fail("quantization_config: groups of different widths");
+        bits = b;
+      }
+      if (bits == 8) return 1;
+      if (bits == 16) return 2;
+      fail("quantization_config: " + std::to_string(bits) +
+           "-bit weights are not modelled (weight_bytes is 1 or 2); set weight_bytes to accept "
+           "an approximation");
+    }
+    fail("quantization_config: quant_method '" + method +
+         "' is not modelled (fp8, fbgemm_fp8, modelopt FP8 and 8-bit compressed-tensors are); "
+         "set weight_bytes to say how many bytes a weight takes");
+  }
+
+  YAML::Node read(bool weight_bytes_given) const {
+    std::ifstream in(path_);
+    if (!in) fail("cannot read the file");
+    Json top;
+    try {
+      top = Json::parse(in);
+    } catch (const Json::parse_error& e) {
+      fail(std::string("not a JSON config.json: ") + e.what());
+    }
+    if (!top.is_object()) fail("expected a JSON object (a Hugging Face config.json)");
+    try {
+      return fields(top, weight_bytes_given);
+    } catch (const Json::exception& e) {
+      fail(std::string("a field of an unexpected type: ") + e.what());
+    }
+  }
+
+ private:
+  YAML::Node fields(const Json& top, bool weight_bytes_given) const {
+    const Json& c =
+        top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
+    check_architecture(c);
+    YAML::Node out(YAML::NodeType::Map);
+    for (const char* key : {"num_hidden_layers", "hidden_size", "num_attention_heads",
+                            "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+                            "num_experts_per_tok", "moe_intermediate_size"}) {
+      if (auto v = integer(c, key)) out[key] = *v;
+    }
+    if (auto e = first_integer(c, {"num_experts", "num_local_experts", "n_routed_experts"});
+        e && *e > 0) {
+      out["num_experts"] = *e;
+      // Mixtral's experts are intermediate_size wide; it has no moe_intermediate_size.
+      if (!out["moe_intermediate_size"] && out["intermediate_size"]) {
+        out["moe_intermediate_size"] = out["intermediate_size"];
+      }
+    }
+    const Json& tie = c.contains("tie_word_embeddings") ? c : top;
+    if (tie.contains("tie_word_embeddings") && tie["tie_word_embeddings"].is_boolean()) {
+      out["tie_word_embeddings"] = tie["tie_word_embeddings"].get<bool>();
+    }
+    if (!weight_bytes_given) out["weight_bytes"] = weight_bytes(top);
+    return out;
+  }
+
+  std::string path_;
+};
+
+}  // namespace
+
+YAML::Node hf_config_fields(const std::string& path, bool weight_bytes_given) {
+  return Reader(path).read(weight_bytes_given);
+}
+
+}  // namespace fleetsim
