@@ -63,6 +63,7 @@ void init_catalog(py::module_& m) {
           d["bf16_tflops"] = g.bf16_tflops;
           d["fp8_tflops"] = g.fp8_tflops;
           d["int8_tops"] = g.int8_tops;
+          d["fp4_tflops"] = g.fp4_tflops;
           d["interconnect_gbs"] = g.interconnect_gbs;
           d["source"] = g.source;
           out.append(std::move(d));
@@ -71,7 +72,8 @@ void init_catalog(py::module_& m) {
       },
       "The GPU catalog (`fleet.gpu` values) as a list of dicts: name, memory_gib, "
       "memory_bandwidth_gbs, bf16_tflops, fp8_tflops (0 = no FP8 tensor cores), int8_tops, "
-      "interconnect_gbs, source. `pandas.DataFrame(fleetsim.gpus())` makes a table.");
+      "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, source. "
+      "`pandas.DataFrame(fleetsim.gpus())` makes a table.");
   m.def(
       "models",
       [] {
@@ -91,7 +93,8 @@ void init_catalog(py::module_& m) {
           d["experts_per_token"] = l.experts_per_token;
           d["moe_intermediate_size"] = l.moe_intermediate_size;
           d["active_params_b"] = (l.active_params() + 2 * l.embedding_params()) / 1e9;
-          d["weight_bytes"] = l.weight_bytes;
+          d["weight_dtype"] = weight_dtype_name(l.weight_dtype);
+          d["bytes_per_weight"] = l.bytes_per_linear_weight();
           d["weight_gib"] = l.weight_bytes_total() / (1024.0 * 1024 * 1024);
           d["kv_bytes_per_token_bf16"] = l.kv_bytes_per_token(2, 1);
           d["source"] = l.source;
@@ -103,7 +106,8 @@ void init_catalog(py::module_& m) {
       "hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size, vocab_size, "
       "num_experts, experts_per_token, moe_intermediate_size (0 for dense models), "
       "active_params_b (a token's parameters, embedding and lm_head included), "
-      "weight_bytes (per linear parameter), weight_gib, kv_bytes_per_token_bf16, source.");
+      "weight_dtype (of the linear layers: bf16, fp8, int8, int4, fp4), bytes_per_weight, "
+      "weight_gib, kv_bytes_per_token_bf16, source.");
   m.def(
       "policies", [] { return entries(PolicyRegistry::instance(), true); },
       "Every registered routing policy (built in, or registered from Python) as a list of dicts: "

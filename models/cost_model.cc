@@ -81,13 +81,35 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
   kv_bytes_per_token_ = llm_.kv_bytes_per_token(kv_dtype_bytes, tp_);
 }
 
+namespace {
+
+// The GPU's tensor-core peak for the weights' own type; 0 where it has none, or where (INT4
+// W4A16) the kernels always dequantize to BF16.
+double native_peak(const GpuSpec& gpu, WeightDtype d) {
+  switch (d) {
+    case WeightDtype::kBf16:
+      return gpu.bf16_tflops;
+    case WeightDtype::kFp8:
+      return gpu.fp8_tflops;
+    case WeightDtype::kInt8:
+      return gpu.int8_tops;
+    case WeightDtype::kInt4:
+      return 0;
+    case WeightDtype::kFp4:
+      return gpu.fp4_tflops;
+  }
+  return 0;
+}
+
+}  // namespace
+
 double RooflineCostModel::linear_peak_tflops() const {
-  const bool fp8_weights = llm_.weight_bytes == 1;
-  return fp8_weights && gpu_.fp8_tflops > 0 ? gpu_.fp8_tflops : gpu_.bf16_tflops;
+  const double native = native_peak(gpu_, llm_.weight_dtype);
+  return native > 0 ? native : gpu_.bf16_tflops;
 }
 
 bool RooflineCostModel::dequantizes_weights() const {
-  return llm_.weight_bytes == 1 && gpu_.fp8_tflops <= 0;
+  return llm_.weight_dtype != WeightDtype::kBf16 && native_peak(gpu_, llm_.weight_dtype) <= 0;
 }
 
 double RooflineCostModel::weight_bytes_per_step(double tokens) const {
@@ -104,7 +126,7 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
     const double e = llm_.num_experts;
     const double touched =
         e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, std::max(tokens, 1.0)));
-    bytes -= (e - touched) * llm_.expert_params() * llm_.weight_bytes * llm_.layers;
+    bytes -= (e - touched) * llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.layers;
   }
   return bytes / tp_;
 }
@@ -176,9 +198,10 @@ std::string RooflineCostModel::describe() const {
   const bool dequant = dequantizes_weights();
   return "roofline: " + llm_.name + " on " + gpu_.name + " x" + std::to_string(tp_) +
          ", linear peak " + fmt("%.1f", linear_peak_tflops()) + " TFLOP/s" +
-         (dequant ? " (FP8 weights dequantized in the GEMM, x " +
-                        fmt("%.2f", dequant_gemm_factor_) + ")"
-                  : "") +
+         (dequant
+              ? " (" + weight_dtype_name(llm_.weight_dtype) +
+                    " weights dequantized in the GEMM, x " + fmt("%.2f", dequant_gemm_factor_) + ")"
+              : "") +
          " x " + fmt("%.2f", compute_efficiency_) + ", " + fmt("%.0f", gpu_.memory_bandwidth_gbs) +
          " GB/s x " + fmt("%.2f", bandwidth_efficiency_) + ", weights " +
          fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step" +
@@ -259,9 +282,10 @@ const ParamSpec& cost_model_spec() {
               "sampling, small kernels), ms",
               0.0)
         .real("dequant_gemm_factor", kDefaultDequantGemmFactor,
-              "roofline: speed of GEMMs that dequantize their weights in the kernel (FP8 weights "
-              "on a GPU without FP8 tensor cores: Marlin W8A16) relative to dense BF16 GEMMs once "
-              "compute-bound (vllm-project/vllm#2497: Marlin 0.60-0.66x FP16 at 1k-4k tokens)",
+              "roofline: speed of GEMMs that dequantize their weights in the kernel (INT4 W4A16, "
+              "and FP8 or FP4 weights on a GPU without tensor cores for them: Marlin) relative to "
+              "dense BF16 GEMMs once compute-bound (vllm-project/vllm#2497: Marlin INT4 "
+              "0.60-0.66x FP16 at 1k-4k tokens)",
               0.01, 1.0)
         .real("allreduce_bandwidth_gbs", 0.0,
               "roofline: per-direction GPU link bandwidth for tensor-parallel all-reduces, GB/s; "

@@ -44,8 +44,10 @@ TimeNs overlapped_step_time(TimeNs step, TimeNs host);
 inline constexpr double kDefaultComputeEfficiency = 0.73;
 inline constexpr double kDefaultBandwidthEfficiency = 0.78;
 inline constexpr double kDefaultStepOverheadMs = 1.5;
-// Weight-only quantized GEMMs that dequantize inside the kernel (Marlin W8A16: FP8 weights on a
-// GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
+// Weight-only quantized GEMMs that dequantize inside the kernel (Marlin: INT4 W4A16, FP8 weights
+// on a GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
+// Measured for Marlin INT4 on an A100 (vllm-project/vllm#2497); the FP8 and FP4 Marlin variants
+// share its structure.
 inline constexpr double kDefaultDequantGemmFactor = 0.62;
 // A tensor-parallel all-reduce's fixed cost, whatever its size: vLLM's custom all-reduce on an
 // H100 node takes 8.5 to 11.8 us for 512 B to 32 KB at TP 2, 4 and 8 (9.1, 8.5 and 9.2 us at
@@ -78,8 +80,9 @@ class RooflineCostModel : public CostModel {
   std::string describe() const override;
   TimeNs host_overhead() const override { return ms_to_ns(step_overhead_ms_); }
 
-  // Peak (TFLOP/s) the linear layers run at: FP8 for FP8 weights on a GPU with FP8 tensor
-  // cores, BF16 otherwise (FP8 weights on Ampere are dequantized to BF16, Marlin-style).
+  // Peak (TFLOP/s) the linear layers run at: the tensor cores of the weights' type (FP8, INT8,
+  // FP4) where the GPU has them, BF16 otherwise (INT4 W4A16 always, and FP8 on Ampere or FP4
+  // before Blackwell, which vLLM's Marlin kernels dequantize to BF16 inside the GEMM).
   double linear_peak_tflops() const;
   // True when the linear layers dequantize their weights inside the GEMM (quantized weights,
   // no tensor cores for their type), which then run at dequant_gemm_factor of a BF16 GEMM.

@@ -99,6 +99,50 @@ TEST(RooflineCostModel, Fp8OnA100MovesHalfTheBytesButComputesAtBf16) {
   EXPECT_NE(fp8.describe().find("dequantized in the GEMM"), std::string::npos);
 }
 
+// Llama-3.1-70B stored as `d`.
+LlmSpec llama70b_as(WeightDtype d) {
+  LlmSpec m = find_model("Llama-3.1-70B");
+  m.weight_dtype = d;
+  return m;
+}
+
+RooflineCostModel roofline(const std::string& gpu, const LlmSpec& m) {
+  return RooflineCostModel(find_gpu(gpu), m, 1, kDefaultComputeEfficiency,
+                           kDefaultBandwidthEfficiency, kDefaultStepOverheadMs, 0.0);
+}
+
+TEST(RooflineCostModel, FourBitWeightsStreamAQuarterAndComputeWhereTheGpuCan) {
+  const RooflineCostModel bf16 = roofline("A100-80GB-SXM", llama70b_as(WeightDtype::kBf16));
+  const RooflineCostModel int4 = roofline("A100-80GB-SXM", llama70b_as(WeightDtype::kInt4));
+  // 4 bits plus a group-128 FP16 scale and 4-bit zero: 4.156 of 16 bits; lm_head stays BF16.
+  const double ratio = int4.weight_bytes_per_step() / bf16.weight_bytes_per_step();
+  EXPECT_GT(ratio, 4.15 / 16);
+  EXPECT_LT(ratio, 0.28);
+  const std::vector<BatchEntry> decode = {{1, 500}};
+  EXPECT_LT(int4.breakdown(decode).total_ms, 0.35 * bf16.breakdown(decode).total_ms);
+  // AWQ/GPTQ run W4A16 on every GPU: Marlin dequantizes inside a BF16 GEMM.
+  EXPECT_TRUE(int4.dequantizes_weights());
+  EXPECT_DOUBLE_EQ(int4.linear_peak_tflops(), 312);
+  EXPECT_TRUE(roofline("B200", llama70b_as(WeightDtype::kInt4)).dequantizes_weights());
+  EXPECT_NE(int4.describe().find("int4 weights dequantized"), std::string::npos);
+  // NVFP4 runs on FP4 tensor cores on Blackwell, and through Marlin before it.
+  const RooflineCostModel b200 = roofline("B200", llama70b_as(WeightDtype::kFp4));
+  EXPECT_FALSE(b200.dequantizes_weights());
+  EXPECT_DOUBLE_EQ(b200.linear_peak_tflops(), 9000);
+  EXPECT_DOUBLE_EQ(roofline("RTX-PRO-6000", llama70b_as(WeightDtype::kFp4)).linear_peak_tflops(),
+                   2015.2);
+  EXPECT_TRUE(roofline("H100-SXM", llama70b_as(WeightDtype::kFp4)).dequantizes_weights());
+  // INT8 W8A8 uses the INT8 tensor cores, Ampere's included.
+  const RooflineCostModel int8 = roofline("A100-80GB-SXM", llama70b_as(WeightDtype::kInt8));
+  EXPECT_FALSE(int8.dequantizes_weights());
+  EXPECT_DOUBLE_EQ(int8.linear_peak_tflops(), 624);
+  const std::vector<BatchEntry> prefill = {{4096, 0}};
+  EXPECT_LT(int8.breakdown(prefill).compute_ms, 0.6 * bf16.breakdown(prefill).compute_ms);
+  // Fewer weight bytes leave more of the GPU to the KV cache.
+  EXPECT_LT(llama70b_as(WeightDtype::kInt4).weight_bytes_total(),
+            0.3 * llama70b_as(WeightDtype::kBf16).weight_bytes_total());
+}
+
 TEST(RooflineCostModel, DequantFactorOnlyActsWithoutNativeTensorCores) {
   // L40S has FP8 tensor cores: FP8 weights run natively there, the factor does not apply.
   const RooflineCostModel l40s = roofline("L40S", "Qwen3-32B-FP8");

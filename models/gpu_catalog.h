@@ -19,6 +19,7 @@ struct GpuSpec {
   double bf16_tflops = 0;           // dense BF16 tensor-core peak, 10^12 FLOP/s
   double fp8_tflops = 0;            // dense FP8 tensor-core peak; 0 = no FP8 tensor cores
   double int8_tops = 0;             // dense INT8 tensor-core peak, 10^12 op/s
+  double fp4_tflops = 0;            // dense FP4 tensor-core peak (Blackwell); 0 = none
   // Per-direction GPU-to-GPU link bandwidth, GB/s: NVLink where the part has it, else PCIe.
   // The default bandwidth of tensor-parallel all-reduces.
   double interconnect_gbs = 0;

@@ -8,6 +8,21 @@
 
 namespace fleetsim {
 
+// How a checkpoint stores its linear-layer weights (embeddings, lm_head and norms stay BF16).
+enum class WeightDtype {
+  kBf16,  // BF16 or FP16
+  kFp8,   // FP8 e4m3 (block or per-channel scales): W8A8 on FP8 tensor cores, else W8A16
+  kInt8,  // INT8 W8A8 (per-channel scales, dynamic per-token activations)
+  kInt4,  // INT4 W4A16 (AWQ, GPTQ): group-128 FP16 scales and 4-bit zero points
+  kFp4,   // NVFP4 W4A4: an FP8 scale per 16 weights; W4A16 where there are no FP4 tensor cores
+};
+
+// The names a scenario uses (bf16, fp8, int8, int4, fp4), in enum order.
+const std::vector<std::string>& weight_dtype_names();
+const std::string& weight_dtype_name(WeightDtype d);
+// Stored bytes per weight, scales and zero points included.
+double bytes_per_weight(WeightDtype d);
+
 struct LlmSpec {
   std::string name;
   std::int32_t layers = 0;             // num_hidden_layers
@@ -18,8 +33,8 @@ struct LlmSpec {
   std::int32_t intermediate_size = 0;  // intermediate_size (gated MLP: gate, up, down)
   std::int32_t vocab_size = 0;         // vocab_size
   double params_b = 0;                 // total parameters, billions (embeddings and lm_head in)
-  std::int32_t weight_bytes = 2;       // bytes per linear-layer parameter: 2 BF16, 1 FP8
-  std::string source;                  // the config.json / model card the figures come from
+  WeightDtype weight_dtype = WeightDtype::kBf16;  // the linear layers' storage
+  std::string source;  // the config.json / model card the figures come from
   // Mixture of experts (0 = a dense model): every layer's MLP is num_experts gated MLPs of
   // moe_intermediate_size, of which a router picks experts_per_token for each token.
   std::int32_t num_experts = 0;            // num_experts
@@ -29,6 +44,7 @@ struct LlmSpec {
   bool tied_embeddings = false;
 
   bool is_moe() const { return num_experts > 0; }
+  double bytes_per_linear_weight() const { return bytes_per_weight(weight_dtype); }
   // Parameters of the decoder's linear layers a token is multiplied by (q, k, v, o, and the
   // gate, up, down of the dense MLP or of the router's chosen experts): the FLOPs of a token are
   // twice this. Biases, norms and MoE routers are left out (under 0.1%).
@@ -41,8 +57,8 @@ struct LlmSpec {
   // Parameters of the input embedding table (vocab x hidden). A step gathers only its rows for
   // the step's tokens, so the table is not streamed like the other weights.
   double embedding_params() const;
-  // Bytes of all weights: linear layers at weight_bytes, everything else (embeddings, lm_head,
-  // norms, biases, routers) in BF16 as FP8 checkpoints keep them.
+  // Bytes of all weights: linear layers at bytes_per_linear_weight(), everything else (embeddings,
+  // lm_head, norms, biases, routers) in BF16 as FP8 checkpoints keep them.
   double weight_bytes_total() const;
   // KV-cache bytes per token on one GPU: 2 (K and V) x layers x KV heads on this GPU x head_dim
   // x dtype bytes. KV heads are split across `tp` GPUs; each GPU holds at least one (vLLM

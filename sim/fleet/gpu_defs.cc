@@ -22,7 +22,13 @@ const ParamSpec& gpu_def_spec() {
                 1e6)
           .real("fp8_tflops", 0, "dense FP8 tensor-core peak, TFLOP/s; 0 = no FP8 tensor cores", 0,
                 1e6)
-          .real("int8_tops", 0, "dense INT8 tensor-core peak, TOP/s (for the record)", 0, 1e6)
+          .real("int8_tops", 0,
+                "dense INT8 tensor-core peak, TOP/s; 0 = none (INT8 W8A8 models then dequantize)",
+                0, 1e6)
+          .real("fp4_tflops", 0,
+                "dense FP4 tensor-core peak, TFLOP/s (Blackwell); 0 = none (FP4 models then "
+                "dequantize)",
+                0, 1e6)
           .real("interconnect_gbs", 0,
                 "GPU-to-GPU bandwidth per direction, GB/s (NVLink, else PCIe); 0 = none, which "
                 "rules out tensor_parallel_size > 1 unless cost_model.allreduce_bandwidth_gbs "
@@ -54,6 +60,7 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.bf16_tflops = p.get_double("bf16_tflops");
   g.fp8_tflops = p.get_double("fp8_tflops");
   g.int8_tops = p.get_double("int8_tops");
+  g.fp4_tflops = p.get_double("fp4_tflops");
   g.interconnect_gbs = p.get_double("interconnect_gbs");
   g.source = p.get_string("source");
   return g;

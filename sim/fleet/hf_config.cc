@@ -14,6 +14,8 @@ namespace {
 
 using Json = nlohmann::json;
 
+constexpr const char* kSayIt = "; set weight_dtype (fleetsim describe model) to say how it runs";
+
 std::optional<std::int64_t> integer(const Json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number_integer()) return std::nullopt;
@@ -81,36 +83,60 @@ class Reader {
     }
   }
 
-  // Bytes per linear-layer weight from quantization_config: 1 for 8-bit checkpoints.
-  int weight_bytes(const Json& top) const {
+  // The weight_dtype quantization_config says (bf16 without one).
+  std::string weight_dtype(const Json& top) const {
     const auto it = top.find("quantization_config");
-    if (it == top.end() || !it->is_object()) return 2;
+    if (it == top.end() || !it->is_object()) return "bf16";
     const Json& q = *it;
     const std::string method = q.value("quant_method", "");
-    if (method == "fp8" || method == "fbgemm_fp8") return 1;
-    if (method == "modelopt" && q.value("quant_algo", "") == "FP8") return 1;
+    const std::string algo = q.value("quant_algo", "");
+    if (method == "fp8" || method == "fbgemm_fp8" || (method == "modelopt" && algo == "FP8")) {
+      return "fp8";
+    }
+    if (method == "modelopt" && algo == "NVFP4") return "fp4";
+    if (method == "awq" || method == "gptq") {
+      const int bits = q.contains("bits") ? q.value("bits", 0) : q.value("w_bit", 0);
+      if (bits == 4) return "int4";
+      fail("quantization_config: " + std::to_string(bits) + "-bit " + method +
+           " weights are not modelled (4-bit are: weight_dtype int4)" + kSayIt);
+    }
     if (method == "compressed-tensors" && q.contains("config_groups") &&
         q["config_groups"].is_object()) {
-      int bits = 0;
-      for (const auto& [name, group] : q["config_groups"].items()) {
-        const int b = group.contains("weights") && group["weights"].is_object()
-                          ? group["weights"].value("num_bits", 0)
-                          : 0;
-        if (bits != 0 && b != bits) fail("quantization_config: groups of different widths");
-        bits = b;
-      }
-      if (bits == 8) return 1;
-      if (bits == 16) return 2;
-      fail("quantization_config: " + std::to_string(bits) +
-           "-bit weights are not modelled (weight_bytes is 1 or 2); set weight_bytes to accept "
-           "an approximation");
+      return compressed_tensors_dtype(q["config_groups"]);
     }
     fail("quantization_config: quant_method '" + method +
-         "' is not modelled (fp8, fbgemm_fp8, modelopt FP8 and 8-bit compressed-tensors are); "
-         "set weight_bytes to say how many bytes a weight takes");
+         "' is not modelled (fp8, fbgemm_fp8, modelopt FP8 and NVFP4, 4-bit awq and gptq, "
+         "compressed-tensors are)" +
+         kSayIt);
   }
 
-  YAML::Node read(bool weight_bytes_given) const {
+  // compressed-tensors: every group's weights (and activations) of one width and type.
+  std::string compressed_tensors_dtype(const Json& groups) const {
+    std::string dtype;
+    for (const auto& [name, group] : groups.items()) {
+      const Json w = group.value("weights", Json::object());
+      const Json a = group.value("input_activations", Json());
+      const int bits = w.value("num_bits", 0);
+      const std::string type = w.value("type", "int");
+      const bool w8a8 = a.is_object() && a.value("num_bits", 0) == 8;
+      std::string d;
+      if (bits == 16) d = "bf16";
+      if (bits == 8 && type == "float") d = "fp8";
+      if (bits == 8 && type == "int" && w8a8) d = "int8";
+      if (bits == 4) d = type == "float" ? "fp4" : "int4";
+      if (d.empty()) {
+        fail("quantization_config: compressed-tensors group '" + name + "' (" +
+             std::to_string(bits) + "-bit " + type + " weights" + (w8a8 ? "" : ", weight-only") +
+             ") is not modelled" + kSayIt);
+      }
+      if (!dtype.empty() && d != dtype) fail("quantization_config: groups of different types");
+      dtype = d;
+    }
+    if (dtype.empty()) fail("quantization_config: compressed-tensors without config_groups");
+    return dtype;
+  }
+
+  YAML::Node read(bool weight_dtype_given) const {
     std::ifstream in(path_);
     if (!in) fail("cannot read the file");
     Json top;
@@ -121,14 +147,14 @@ class Reader {
     }
     if (!top.is_object()) fail("expected a JSON object (a Hugging Face config.json)");
     try {
-      return fields(top, weight_bytes_given);
+      return fields(top, weight_dtype_given);
     } catch (const Json::exception& e) {
       fail(std::string("a field of an unexpected type: ") + e.what());
     }
   }
 
  private:
-  YAML::Node fields(const Json& top, bool weight_bytes_given) const {
+  YAML::Node fields(const Json& top, bool weight_dtype_given) const {
     const Json& c =
         top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
     check_architecture(c);
@@ -150,7 +176,7 @@ class Reader {
     if (tie.contains("tie_word_embeddings") && tie["tie_word_embeddings"].is_boolean()) {
       out["tie_word_embeddings"] = tie["tie_word_embeddings"].get<bool>();
     }
-    if (!weight_bytes_given) out["weight_bytes"] = weight_bytes(top);
+    if (!weight_dtype_given) out["weight_dtype"] = weight_dtype(top);
     return out;
   }
 
@@ -159,8 +185,8 @@ class Reader {
 
 }  // namespace
 
-YAML::Node hf_config_fields(const std::string& path, bool weight_bytes_given) {
-  return Reader(path).read(weight_bytes_given);
+YAML::Node hf_config_fields(const std::string& path, bool weight_dtype_given) {
+  return Reader(path).read(weight_dtype_given);
 }
 
 }  // namespace fleetsim

@@ -60,14 +60,14 @@ class HfConfig : public ::testing::Test {
 TEST_F(HfConfig, TheConfigOfACatalogModelGivesTheCatalogEntry) {
   const auto m = defs(kQwen3Fp8, "{name: mine, hf_config: config.json}");
   const LlmSpec& cat = find_model("Qwen3-32B-FP8");
-  EXPECT_EQ(m[0].weight_bytes, 1);  // from quantization_config
+  EXPECT_EQ(m[0].weight_dtype, WeightDtype::kFp8);  // from quantization_config
   EXPECT_DOUBLE_EQ(m[0].linear_params(), cat.linear_params());
   EXPECT_EQ(m[0].kv_bytes_per_token(2), cat.kv_bytes_per_token(2));
   EXPECT_NEAR(m[0].weight_bytes_total(), cat.weight_bytes_total(), 1e-3 * cat.weight_bytes_total());
   EXPECT_NE(m[0].source.find("config.json"), std::string::npos);
   // A field given beside hf_config overrides the file's.
-  const auto bf16 = defs(kQwen3Fp8, "{name: mine, hf_config: config.json, weight_bytes: 2}");
-  EXPECT_EQ(bf16[0].weight_bytes, 2);
+  const auto bf16 = defs(kQwen3Fp8, "{name: mine, hf_config: config.json, weight_dtype: bf16}");
+  EXPECT_EQ(bf16[0].weight_dtype, WeightDtype::kBf16);
 }
 
 TEST_F(HfConfig, MixtralsExpertsAreItsIntermediateSize) {
@@ -106,13 +106,13 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
        "shared experts"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
            "intermediate_size": 14336, "vocab_size": 32000,
-           "quantization_config": {"quant_method": "awq", "bits": 4}})",
-       "quant_method 'awq' is not modelled"},
+           "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true}})",
+       "quant_method 'bitsandbytes' is not modelled"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
            "intermediate_size": 14336, "vocab_size": 32000,
            "quantization_config": {"quant_method": "compressed-tensors", "config_groups":
-             {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}})",
-       "4-bit weights are not modelled"},
+             {"group_0": {"weights": {"num_bits": 8, "type": "int"}}}}})",
+       "(8-bit int weights, weight-only) is not modelled"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32,)", "not a JSON config.json"},
       {R"({"hidden_size": "wide", "num_hidden_layers": 32, "num_attention_heads": 32,
            "intermediate_size": 14336, "vocab_size": 32000, "quantization_config":
@@ -124,9 +124,9 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
     EXPECT_NE(e.find("fleet.models.0.hf_config"), std::string::npos) << e;
     EXPECT_NE(e.find(c.says), std::string::npos) << e;
   }
-  // The bytes of an unknown quantization, once said, are taken.
-  const auto awq = defs(cases[5].json, "{name: x, hf_config: config.json, weight_bytes: 1}");
-  EXPECT_EQ(awq[0].weight_bytes, 1);
+  // An unknown quantization, once said, is taken.
+  const auto bnb = defs(cases[5].json, "{name: x, hf_config: config.json, weight_dtype: int4}");
+  EXPECT_EQ(bnb[0].weight_dtype, WeightDtype::kInt4);
   // 8-bit compressed-tensors and a window as long as the context are modelled.
   const auto w8 = defs(R"({"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
       "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
@@ -134,7 +134,41 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
       "quantization_config": {"quant_method": "compressed-tensors", "config_groups":
         {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}}})",
                        "{name: x, hf_config: config.json}");
-  EXPECT_EQ(w8[0].weight_bytes, 1);
+  EXPECT_EQ(w8[0].weight_dtype, WeightDtype::kFp8);
+}
+
+TEST_F(HfConfig, FourBitCheckpointsAreInt4OrFp4) {
+  const std::string llama = R"({"hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+      "vocab_size": 128256, "quantization_config": )";
+  struct Case {
+    const char* quant;
+    WeightDtype dtype;
+  };
+  const Case cases[] = {
+      {R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true})",
+       WeightDtype::kInt4},
+      {R"({"quant_method": "gptq", "bits": 4, "group_size": 128})", WeightDtype::kInt4},
+      {R"({"quant_method": "modelopt", "quant_algo": "NVFP4"})", WeightDtype::kFp4},
+      {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+          {"num_bits": 4, "type": "float", "group_size": 16}, "input_activations":
+          {"num_bits": 4, "type": "float"}}}})",
+       WeightDtype::kFp4},
+      {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+          {"num_bits": 4, "type": "int", "group_size": 128}}}})",
+       WeightDtype::kInt4},
+      {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+          {"num_bits": 8, "type": "int"}, "input_activations": {"num_bits": 8, "type": "int"}}}})",
+       WeightDtype::kInt8},
+  };
+  for (const auto& c : cases) {
+    const auto m = defs(llama + c.quant + "}", "{name: x, hf_config: config.json}");
+    EXPECT_EQ(m[0].weight_dtype, c.dtype) << c.quant;
+  }
+  EXPECT_NE(error_of(llama + R"({"quant_method": "gptq", "bits": 8}})",
+                     "{name: x, hf_config: config.json}")
+                .find("8-bit gptq weights are not modelled"),
+            std::string::npos);
 }
 
 TEST_F(HfConfig, AMissingFileOrShapeNamesTheFieldAndTheFile) {

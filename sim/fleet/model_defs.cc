@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
 #include "sim/errors.h"
 #include "sim/fleet/definitions.h"
 #include "sim/fleet/hf_config.h"
@@ -28,10 +30,11 @@ const ParamSpec& model_def_spec() {
           .integer("num_experts_per_tok", 0, "experts the router picks for each token", 0, 100000)
           .integer("moe_intermediate_size", 0, "intermediate size of each expert", 0, 1e7)
           .boolean("tie_word_embeddings", false, "lm_head is the embedding table")
-          .integer("weight_bytes", 2,
-                   "bytes per linear-layer parameter: 2 = BF16/FP16, 1 = FP8 (embeddings, "
-                   "lm_head and norms stay BF16)",
-                   1, 2)
+          .text("weight_dtype", "bf16",
+                "how the checkpoint stores its linear layers (embeddings, lm_head and norms stay "
+                "BF16): bf16 (or FP16), fp8 (W8A8 on FP8 tensor cores, else Marlin W8A16), int8 "
+                "(W8A8), int4 (AWQ/GPTQ W4A16, group 128), fp4 (NVFP4; W4A16 before Blackwell)",
+                weight_dtype_names())
           .real("params_b", 0,
                 "total parameters in billions, as the model card gives them; 0 = computed from "
                 "the shapes (linear layers, embeddings and lm_head)",
@@ -91,7 +94,9 @@ LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
          "expert fields need num_experts >= 1");
   }
   m.tied_embeddings = p.get_bool("tie_word_embeddings");
-  m.weight_bytes = get32(p, "weight_bytes");
+  const auto& dtypes = weight_dtype_names();
+  m.weight_dtype = static_cast<WeightDtype>(
+      std::find(dtypes.begin(), dtypes.end(), p.get_string("weight_dtype")) - dtypes.begin());
   m.source = p.get_string("source");
   const double from_shapes =
       m.linear_params() + m.embedding_params() * (m.tied_embeddings ? 1.0 : 2.0);
@@ -112,7 +117,7 @@ LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
       "Hugging Face config.json", "download it with the checkpoint (config.json)");
   YAML::Node merged;
   try {
-    merged = hf_config_fields(path, n["weight_bytes"].IsDefined());
+    merged = hf_config_fields(path, n["weight_dtype"].IsDefined());
   } catch (const ScenarioError& e) {
     throw ScenarioError(fw.at(file) + ": " + e.what());
   }

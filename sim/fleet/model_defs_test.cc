@@ -45,7 +45,7 @@ TEST(ModelDefs, MixturesOfExpertsAndTiedEmbeddings) {
   const auto m = defs(
       "[{name: moe, num_hidden_layers: 48, hidden_size: 2048, num_attention_heads: 32, "
       "num_key_value_heads: 4, head_dim: 128, vocab_size: 151936, num_experts: 128, "
-      "num_experts_per_tok: 8, moe_intermediate_size: 768, weight_bytes: 1}]");
+      "num_experts_per_tok: 8, moe_intermediate_size: 768, weight_dtype: fp8}]");
   const LlmSpec& cat = find_model("Qwen3-30B-A3B-FP8");
   EXPECT_DOUBLE_EQ(m[0].active_params(), cat.active_params());
   EXPECT_DOUBLE_EQ(m[0].linear_params(), cat.linear_params());
