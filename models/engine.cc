@@ -12,6 +12,66 @@ Engine::Engine(const EngineConfig& config, std::int32_t num_blocks)
   if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0) {
     throw ScenarioError("max_num_batched_tokens and max_num_seqs must be positive");
   }
+  if (config.offload_blocks > 0 && config.enable_prefix_caching) {
+    host_ = std::make_unique<HostKvTier>(config.offload_blocks);
+  }
+}
+
+std::optional<TimeNs> Engine::next_load_done() const {
+  std::optional<TimeNs> first;
+  for (const auto& s : loading_) {
+    if (!first || s->load_done < *first) first = s->load_done;
+  }
+  return first;
+}
+
+bool Engine::start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t blocks, TimeNs now,
+                        StepPlan& plan) {
+  // The loaded blocks need GPU blocks like computed ones: the whole prompt is allocated now.
+  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens())) return false;
+  if (s.cached_tokens < 0) {
+    s.cached_tokens = cached_blocks * config_.block_size;
+    plan.admitted.push_back(&s);
+  }
+  s.num_computed = cached_blocks * config_.block_size;
+  s.loading_blocks = blocks;
+  s.load_done = std::max(now, link_free_) + blocks * config_.offload_load_ns_per_block;
+  link_free_ = s.load_done;
+  loading_.push_back(std::move(waiting_.front()));
+  waiting_.pop_front();
+  return true;
+}
+
+// Loaded prefixes join the running requests (and the GPU's prefix cache), oldest first, as far as
+// max_num_seqs allows; their prefill continues from the end of the load.
+void Engine::finish_loads(TimeNs now) {
+  for (auto it = loading_.begin(); it != loading_.end();) {
+    Sequence& s = **it;
+    if (s.load_done > now || static_cast<std::int32_t>(running_.size()) >= config_.max_num_seqs) {
+      ++it;
+      continue;
+    }
+    // A prompt loaded whole still computes its last token, to sample from.
+    s.num_computed =
+        std::min(s.num_computed + s.loading_blocks * config_.block_size, s.num_tokens() - 1);
+    s.loading_blocks = 0;
+    cache_.cache_full_blocks(s.request->id, hashes_of(s), s.num_computed);
+    running_.push_back(std::move(*it));
+    it = loading_.erase(it);
+  }
+}
+
+// vLLM's offloading connector copies every block computed since the last step to host memory
+// (the tier keeps one copy of a hash; offering it again only refreshes it).
+void Engine::offer_to_host(Sequence& s) {
+  const std::span<const BlockHash> hashes = hashes_of(s);
+  const auto full =
+      std::min(static_cast<std::int32_t>(hashes.size()), s.num_computed / config_.block_size);
+  for (std::int32_t b = s.offered_blocks; b < full; ++b) {
+    if (!host_->holds(hashes[static_cast<size_t>(b)])) ++counters_.offload_stored_blocks;
+    host_->store(hashes[static_cast<size_t>(b)]);
+  }
+  s.offered_blocks = std::max(s.offered_blocks, full);
 }
 
 void Engine::add(RequestPtr request, TimeNs now) {
@@ -72,7 +132,7 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
   return preempted;
 }
 
-void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget) {
+void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now) {
   while (!waiting_.empty() && budget > 0 &&
          static_cast<std::int32_t>(running_.size()) < config_.max_num_seqs) {
     Sequence& s = *waiting_.front();
@@ -85,6 +145,20 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget) {
       counters_.prefix_cache_queries += s.num_tokens();
       counters_.prefix_cache_hits += cached;
       s.counted = true;
+    }
+    if (host_) {
+      // What the GPU misses may be in host memory: its full blocks past the GPU's hit load
+      // instead of being computed (vLLM's OffloadingConnector, get_num_new_matched_tokens).
+      const std::int32_t most = s.num_tokens() / config_.block_size - cached_blocks;
+      const std::int32_t found = host_->load(hashes, cached_blocks, most);
+      if (count) {
+        counters_.external_prefix_cache_queries += s.num_tokens();
+        counters_.external_prefix_cache_hits += std::int64_t{found} * config_.block_size;
+      }
+      if (found > 0) {
+        if (!start_load(s, cached_blocks, found, now, plan)) break;  // head-of-line
+        continue;
+      }
     }
     std::int32_t n = s.num_tokens() - cached;
     if (!config_.enable_chunked_prefill && n > budget) break;
@@ -104,12 +178,13 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget) {
   }
 }
 
-StepPlan Engine::plan_step() {
+StepPlan Engine::plan_step(TimeNs now) {
   StepPlan plan;
+  if (!loading_.empty()) finish_loads(now);
   std::int32_t budget = config_.max_num_batched_tokens;
   const bool preempted = schedule_running(plan, budget);
   // vLLM admits no new request in a step that had to preempt one.
-  if (!preempted) schedule_waiting(plan, budget);
+  if (!preempted) schedule_waiting(plan, budget, now);
   plan.batch.reserve(plan.scheduled.size());
   for (const auto& e : plan.scheduled) {
     plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens});
@@ -126,6 +201,7 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   for (const auto& e : plan.scheduled) {
     Sequence& s = *e.seq;
     s.num_computed += e.new_tokens;
+    if (host_) offer_to_host(s);
     if (s.num_computed < s.num_tokens()) continue;  // a partial prefill chunk: no token yet
     // The step covered every known token, so it sampled one more.
     ++s.num_output;
@@ -162,8 +238,13 @@ std::vector<RequestPtr> Engine::abort_all() {
     cache_.free(s->request->id);
     out.push_back(s->request);
   }
+  for (auto& s : loading_) {
+    cache_.free(s->request->id);
+    out.push_back(s->request);
+  }
   for (auto& s : waiting_) out.push_back(s->request);
   running_.clear();
+  loading_.clear();
   waiting_.clear();
   return out;
 }
@@ -195,6 +276,17 @@ const ParamSpec& server_spec() {
           // cap keeps a typo from allocating tens of GB of block bookkeeping.
           .integer("num_gpu_blocks_override", 0,
                    "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
+          .real("kv_offloading_size_gib", 0,
+                "host memory for KV blocks copied out of the GPU as they are computed, GiB summed "
+                "over the pod's tensor-parallel ranks (vLLM --kv-offloading-size, native "
+                "backend, LRU); a prefix the GPU no longer holds loads from there instead of "
+                "being recomputed; 0 = off",
+                0, 1e6)
+          .real("kv_offload_bandwidth_gbs", 0,
+                "host-to-GPU bandwidth of those loads per GPU, GB/s; 0 = the GPU's PCIe link x "
+                "0.78 (the vLLM blog 'Inside vLLM's New Offloading Connector', 2026-01-08: about "
+                "50 GB/s one way on an H100's PCIe Gen5 x16, 64 GB/s)",
+                0, 1e5)
           .real("api_overhead_ms", 4.0,
                 "API-server and gateway cost per request before the engine sees it: HTTP "
                 "parsing, chat template, routing hop (fixed part)",

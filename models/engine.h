@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/cost_model.h"
+#include "models/host_kv_tier.h"
 #include "models/kv_cache.h"
 #include "models/request.h"
 #include "sim/params.h"
@@ -34,6 +36,10 @@ struct EngineConfig {
   PrefixCountingMode counting = PrefixCountingMode::kPerRequest;
   // vLLM --async-scheduling: the next step is scheduled while this one runs on the GPU.
   bool async_scheduling = false;
+  // KV offloading to host memory (vLLM --kv-offloading-size): the blocks the host tier holds
+  // (0 = off) and the time to load one block into the GPU over the host link.
+  std::int64_t offload_blocks = 0;
+  TimeNs offload_load_ns_per_block = 0;
 };
 
 // The engine's view of one request.
@@ -45,6 +51,9 @@ struct Sequence {
   std::int32_t preemptions = 0;
   bool counted = false;  // prefix-cache queries already counted once
   TimeNs enqueued = 0;
+  std::int32_t loading_blocks = 0;  // blocks being loaded from the host tier
+  TimeNs load_done = 0;             // when that load ends
+  std::int32_t offered_blocks = 0;  // leading full blocks already offered to the host tier
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
 };
@@ -80,6 +89,12 @@ struct EngineCounters {
   std::int64_t num_preemptions = 0;    // num_preemptions_total
   std::int64_t request_success = 0;    // request_success_total
   std::int64_t steps = 0;
+  // The host tier (KV offloading), as vLLM counts a KV connector's hits: every prompt looked up
+  // there (whole, like prefix_cache_queries) and the tokens found there beyond the GPU's hit;
+  // and the blocks copied into it.
+  std::int64_t external_prefix_cache_queries = 0;
+  std::int64_t external_prefix_cache_hits = 0;
+  std::int64_t offload_stored_blocks = 0;
 };
 
 class Engine {
@@ -87,14 +102,24 @@ class Engine {
   Engine(const EngineConfig& config, std::int32_t num_blocks);
 
   void add(RequestPtr request, TimeNs now);
-  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
-  StepPlan plan_step();
+  bool has_work() const { return !waiting_.empty() || !running_.empty() || !loading_.empty(); }
+  // `now` decides which loads from the host tier have ended.
+  StepPlan plan_step(TimeNs now = 0);
   StepOutcome finish_step(const StepPlan& plan);
   // Drops every sequence (a crash); returns the requests that were inside.
   std::vector<RequestPtr> abort_all();
 
-  std::int32_t num_waiting() const { return static_cast<std::int32_t>(waiting_.size()); }
+  // Waiting requests, those loading their prefix from host memory included (vLLM keeps them in
+  // its waiting queue, as WAITING_FOR_REMOTE_KVS, and counts them in num_requests_waiting).
+  std::int32_t num_waiting() const {
+    return static_cast<std::int32_t>(waiting_.size() + loading_.size());
+  }
   std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
+  // Admitted requests waiting for their prefix to load from the host tier.
+  std::int32_t num_loading() const { return static_cast<std::int32_t>(loading_.size()); }
+  // When the first of those loads ends; nullopt when none is under way. A pod with nothing else
+  // to run plans its next step then.
+  std::optional<TimeNs> next_load_done() const;
   const EngineCounters& counters() const { return counters_; }
   const KvBlockCache& cache() const { return cache_; }
   void set_kv_event_log(std::vector<KvEvent>* log) { cache_.set_event_log(log); }
@@ -102,14 +127,23 @@ class Engine {
 
  private:
   bool schedule_running(StepPlan& plan, std::int32_t& budget);
-  void schedule_waiting(StepPlan& plan, std::int32_t& budget);
+  void schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now);
+  // Admits `s` (the head of the waiting queue) to load `blocks` blocks from the host tier after
+  // its GPU hit of `cached_blocks`; false when the GPU has no room for its prompt.
+  bool start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t blocks, TimeNs now,
+                  StepPlan& plan);
+  void finish_loads(TimeNs now);
+  void offer_to_host(Sequence& s);
   void preempt(std::shared_ptr<Sequence> seq);
   std::span<const BlockHash> hashes_of(const Sequence& s) const;
 
   EngineConfig config_;
   KvBlockCache cache_;
+  std::unique_ptr<HostKvTier> host_;  // null without KV offloading
+  TimeNs link_free_ = 0;              // the host link carries one load at a time
   std::deque<std::shared_ptr<Sequence>> waiting_;
   std::vector<std::shared_ptr<Sequence>> running_;
+  std::vector<std::shared_ptr<Sequence>> loading_;
   EngineCounters counters_;
 };
 

@@ -23,6 +23,9 @@ struct GpuSpec {
   // Per-direction GPU-to-GPU link bandwidth, GB/s: NVLink where the part has it, else PCIe.
   // The default bandwidth of tensor-parallel all-reduces.
   double interconnect_gbs = 0;
+  // Per-direction bandwidth of the GPU's link to host memory (PCIe), GB/s: what KV blocks
+  // offloaded to the host load back over.
+  double host_link_gbs = 0;
   std::string source;  // the datasheet the figures come from
 };
 

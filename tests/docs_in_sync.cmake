@@ -5,6 +5,7 @@
 #  * docs/plan.md's worked example: its `fleetsim plan` command;
 #  * docs/autoscaling.md's two examples: `fleetsim run scenarios/autoscale-burst.yaml` and
 #    `fleetsim run scenarios/azure-conv-autoscale.yaml`;
+#  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -41,6 +42,8 @@ check_quoted(README.md "scenario loxilb-3pod-long" run scenarios/loxilb-3pod-lon
 check_quoted(docs/campaign.md "campaign loxilb-3pod-long" campaign scenarios/loxilb-3pod-long.yaml)
 check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autoscale-burst.yaml)
 check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)
+check_quoted(docs/kv-offload.md "sweep mooncake-host-offload" sweep
+             scenarios/mooncake-host-offload.yaml)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

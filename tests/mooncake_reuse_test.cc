@@ -58,5 +58,28 @@ INSTANTIATE_TEST_SUITE_P(CacheSizes, MooncakeReuse,
                                            Case{"tokens_1M", 62'500, 14.2}),
                          [](const auto& p) { return std::string(p.param.name); });
 
+// KV offloading: a 1M-token GPU cache with a 10M-token host tier behind it. The host tier holds
+// every block the GPU computed (LRU), so what the two together spare is the 10M-token global LRU's
+// figure, 57.7%, while vLLM's own prefix-cache counter keeps counting the GPU's hits alone.
+TEST(MooncakeReuseWithHostTier, GpuPlusHostIsTheLargerCachesFigure) {
+  ASSERT_TRUE(std::filesystem::exists(kTrace)) << kTrace << " missing (FLEETSIM_SHARED_DIR)";
+  // 625,000 blocks of 16 tokens x 131,072 bytes a token (Llama-3.1-8B, BF16 KV) = 1220.7 GiB.
+  const std::string yaml =
+      "name: mooncake-offload\nseed: 42\n"
+      "fleet:\n  pods: 1\n  gpu: H200\n  model: Llama-3.1-8B\n"
+      "  server: {num_gpu_blocks_override: 62500, kv_offloading_size_gib: 1220.703125}\n"
+      "workload:\n  type: mooncake_trace\n  file: '" +
+      kTrace +
+      "'\n  time_scale: 4\n"
+      "arms:\n  - name: one\n    policy: round_robin\n";
+  const Scenario s = parse_scenario(yaml, "mooncake-offload.yaml");
+  const ArmResult arm = run_arm(s, s.arms[0]);
+  EXPECT_EQ(arm.summary.completed, 3993);
+  ASSERT_TRUE(arm.summary.kv_offload.has_value());
+  EXPECT_NEAR(100 * arm.summary.kv_offload->combined_reuse, 57.7, 2.0);
+  EXPECT_NEAR(100 * arm.summary.prefix_cache_reuse, 14.2, 2.0);
+  EXPECT_EQ(arm.summary.kv_offload->queries, 61194628);
+}
+
 }  // namespace
 }  // namespace fleetsim

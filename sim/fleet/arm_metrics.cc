@@ -79,6 +79,16 @@ const std::vector<ArmMetric>& arm_metrics() {
        [](const ArmResult& a) { return 100.0 * goodput_of(a).attainment; }, false},
       {"goodput_req_s", "goodput req/s", 2, "requests per second that met their SLO targets",
        [](const ArmResult& a) { return goodput_of(a).goodput_req_s; }, false},
+      {"kv_offload_reuse_pct", "host KV reuse %", 1,
+       "prompt tokens loaded from host memory (KV offloading) instead of computed, percent of "
+       "prompt tokens (0 without offloading)",
+       [](const ArmResult& a) {
+         return a.summary.kv_offload ? 100.0 * a.summary.kv_offload->reuse : 0.0;
+       },
+       false},
+      {"combined_reuse_pct", "GPU + host reuse %", 1,
+       "prompt tokens not computed (GPU prefix hits and host loads), percent of prompt tokens",
+       [](const ArmResult& a) { return 100.0 * combined_reuse(a.summary); }, false},
       {"first_turn_hit_rate_pct", "first-turn hit rate %", 1,
        "mean per-request prefix-cache hit rate of first turns",
        [](const ArmResult& a) { return turn_hit_rate(a, true); }, false},

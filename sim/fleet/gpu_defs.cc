@@ -34,6 +34,11 @@ const ParamSpec& gpu_def_spec() {
                 "rules out tensor_parallel_size > 1 unless cost_model.allreduce_bandwidth_gbs "
                 "is set",
                 0, 1e6)
+          .real("host_link_gbs", 0,
+                "bandwidth of the GPU's link to host memory (PCIe) per direction, GB/s; needed "
+                "only by KV offloading (server.kv_offloading_size_gib) unless "
+                "server.kv_offload_bandwidth_gbs is set",
+                0, 1e6)
           .text("source", "", "where the figures come from (the datasheet), for the record");
   return kSpec;
 }
@@ -62,6 +67,7 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.int8_tops = p.get_double("int8_tops");
   g.fp4_tflops = p.get_double("fp4_tflops");
   g.interconnect_gbs = p.get_double("interconnect_gbs");
+  g.host_link_gbs = p.get_double("host_link_gbs");
   g.source = p.get_string("source");
   return g;
 }

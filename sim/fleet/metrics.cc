@@ -190,6 +190,16 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     }
   }
   s.prefix_cache_reuse = q > 0 ? static_cast<double>(h) / static_cast<double>(q) : 0.0;
+  KvOffloadSummary off;
+  for (const auto& p : pods) {
+    off.queries += p.external_prefix_cache_queries;
+    off.hits += p.external_prefix_cache_hits;
+  }
+  if (off.queries > 0) {
+    off.reuse = static_cast<double>(off.hits) / static_cast<double>(off.queries);
+    off.combined_reuse = q > 0 ? static_cast<double>(h + off.hits) / static_cast<double>(q) : 0.0;
+    s.kv_offload = off;
+  }
   conversation_affinity(records, s.routing);
   s.per_pod = std::move(pods);
   return s;

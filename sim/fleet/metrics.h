@@ -82,6 +82,17 @@ struct PodSummary {
   std::int64_t prefix_cache_hits = 0;
   std::int64_t preemptions = 0;
   std::int64_t generation_tokens = 0;
+  // KV offloading (vllm:external_prefix_cache_queries/hits): prompts looked up in host memory
+  // and the tokens found there beyond the GPU's hit.
+  std::int64_t external_prefix_cache_queries = 0;
+  std::int64_t external_prefix_cache_hits = 0;
+};
+
+// The host tier of an arm whose pods offload KV blocks to host memory.
+struct KvOffloadSummary {
+  std::int64_t queries = 0, hits = 0;  // summed over the pods
+  double reuse = 0;                    // hits / queries: prompt tokens loaded, not computed
+  double combined_reuse = 0;           // (GPU hits + host hits) / queries: not computed at all
 };
 
 // Where requests went: the evidence behind a policy's reuse and latency.
@@ -183,7 +194,13 @@ struct ArmSummary {
   ReplicaSummary replicas;                        // empty unless gateway.replicas > 1
   std::optional<GoodputSummary> goodput;          // only for scenarios with an slo section
   std::optional<AutoscalingSummary> autoscaling;  // only for autoscaled arms
+  std::optional<KvOffloadSummary> kv_offload;     // only when pods offload KV to host memory
 };
+
+// Prompt tokens not computed: the GPU's prefix hits, plus host loads where the arm offloads.
+inline double combined_reuse(const ArmSummary& s) {
+  return s.kv_offload ? s.kv_offload->combined_reuse : s.prefix_cache_reuse;
+}
 
 // `window_s` > 0: rates are taken over that many seconds (a client's fixed window) instead of
 // the span from the first measured arrival to the last finish.

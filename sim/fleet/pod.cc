@@ -56,6 +56,9 @@ EngineCounters Pod::counters() const {
   c.num_preemptions += retired_.num_preemptions;
   c.request_success += retired_.request_success;
   c.steps += retired_.steps;
+  c.external_prefix_cache_queries += retired_.external_prefix_cache_queries;
+  c.external_prefix_cache_hits += retired_.external_prefix_cache_hits;
+  c.offload_stored_blocks += retired_.offload_stored_blocks;
   return c;
 }
 
@@ -91,9 +94,15 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
 }
 
 void Pod::start_step() {
-  current_ = engine_->plan_step();
+  current_ = engine_->plan_step(loop_.now());
   if (current_.empty()) {
     busy_ = false;
+    // Idle while prefixes load from host memory: plan again when the first load ends.
+    if (const auto done = engine_->next_load_done()) {
+      loop_.schedule_at(std::max(*done, loop_.now()), [this, epoch = epoch_] {
+        if (epoch == epoch_ && !busy_) start_step();
+      });
+    }
     return;
   }
   busy_ = true;

@@ -77,6 +77,10 @@ nlohmann::json summary_json(const ArmSummary& s) {
                        {"prefix_cache_queries", p.prefix_cache_queries},
                        {"prefix_cache_hits", p.prefix_cache_hits},
                        {"preemptions", p.preemptions}});
+    if (s.kv_offload) {
+      per_pod.back()["external_prefix_cache_queries"] = p.external_prefix_cache_queries;
+      per_pod.back()["external_prefix_cache_hits"] = p.external_prefix_cache_hits;
+    }
   }
   nlohmann::json counters = nlohmann::json::object();
   for (const auto& c : s.policy_counters) counters[c.name] = rounded(c.value);
@@ -144,6 +148,12 @@ nlohmann::json summary_json(const ArmSummary& s) {
                       {"per_class", classes}};
   }
   if (s.autoscaling) out["autoscaling"] = autoscaling_json(*s.autoscaling);
+  if (s.kv_offload) {
+    out["kv_offload"] = {{"external_prefix_cache_queries", s.kv_offload->queries},
+                         {"external_prefix_cache_hits", s.kv_offload->hits},
+                         {"reuse", rounded(s.kv_offload->reuse)},
+                         {"combined_reuse", rounded(s.kv_offload->combined_reuse)}};
+  }
   return out;
 }
 
@@ -236,6 +246,21 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
                 measured_cell(a, metric.name, metric.decimals);
     }
     os << "\n";
+  }
+  // The host tier, when any arm's pods offload KV blocks to host memory.
+  const bool offload = std::any_of(r.arms.begin(), r.arms.end(), [](const ArmResult& a) {
+    return a.summary.kv_offload.has_value();
+  });
+  if (offload) {
+    for (const char* name : {"kv_offload_reuse_pct", "combined_reuse_pct"}) {
+      const ArmMetric& metric = arm_metric(name);
+      os << std::setw(label_w) << metric.label;
+      for (const auto& a : r.arms) {
+        os << std::setw(cell_w)
+           << (a.summary.kv_offload ? fixed_text(metric.value(a), metric.decimals) : "-");
+      }
+      os << "\n";
+    }
   }
   // goodput@SLO, per arm and per SLO class, when the scenario has an slo section.
   if (has_goodput(r)) {

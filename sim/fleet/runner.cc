@@ -33,6 +33,40 @@ struct PodBuild {
   double kv_gib = 0;
 };
 
+// Host efficiency of KV loads: about 50 GB/s one way on an H100's PCIe Gen5 x16 (64 GB/s), from
+// the vLLM blog "Inside vLLM's New Offloading Connector" (2026-01-08).
+constexpr double kHostLinkEfficiency = 0.78;
+
+// vLLM's CPU offloading buffer is the total over the pod's ranks; each rank holds its share of
+// a block's heads, and all ranks load their shares at once over their own links.
+void set_kv_offload(EngineConfig& e, const Params& server, const GpuSpec& gpu,
+                    std::int64_t bytes_per_token_per_gpu, std::int32_t tp,
+                    const std::string& pool) {
+  const double gib = server.get_double("kv_offloading_size_gib");
+  if (gib <= 0) return;
+  if (!e.enable_prefix_caching) {
+    throw ScenarioError("pool '" + pool +
+                        "': server.kv_offloading_size_gib needs enable_prefix_caching (the host "
+                        "tier is found by block hash)");
+  }
+  const double block_bytes =
+      static_cast<double>(e.block_size) * static_cast<double>(bytes_per_token_per_gpu);
+  e.offload_blocks = static_cast<std::int64_t>(gib * 1024.0 * 1024 * 1024 / (block_bytes * tp));
+  const double set_gbs = server.get_double("kv_offload_bandwidth_gbs");
+  const double gbs = set_gbs > 0 ? set_gbs : gpu.host_link_gbs * kHostLinkEfficiency;
+  if (gbs <= 0) {
+    throw ScenarioError("pool '" + pool + "': KV offloading needs a host link: GPU " + gpu.name +
+                        " has no host_link_gbs; set it in fleet.gpus or set "
+                        "server.kv_offload_bandwidth_gbs");
+  }
+  if (e.offload_blocks < 1) {
+    throw ScenarioError("pool '" + pool + "': server.kv_offloading_size_gib " +
+                        std::to_string(gib) + " holds no KV block of " +
+                        std::to_string(block_bytes * tp / 1048576.0) + " MiB; expected more");
+  }
+  e.offload_load_ns_per_block = static_cast<TimeNs>(block_bytes / (gbs * 1e9) * 1e9);
+}
+
 PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
   const LlmSpec& llm = find_model(fleet.models, pool.model);
@@ -50,6 +84,7 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
       static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
+  set_kv_offload(b.config.engine, server, gpu, cap.bytes_per_token, tp, pool.name);
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
@@ -329,7 +364,9 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     per_pod.push_back({p->name(), 0, c.prefix_cache_queries - b.prefix_cache_queries,
                        c.prefix_cache_hits - b.prefix_cache_hits,
                        c.num_preemptions - b.num_preemptions,
-                       c.generation_tokens - b.generation_tokens});
+                       c.generation_tokens - b.generation_tokens,
+                       c.external_prefix_cache_queries - b.external_prefix_cache_queries,
+                       c.external_prefix_cache_hits - b.external_prefix_cache_hits});
   }
   ArmResult out;
   out.name = arm.name;

@@ -171,6 +171,19 @@ nlohmann::json sweep_json(const SweepResult& r) {
   return {{"scenario", r.scenario}, {"points", points}};
 }
 
+namespace {
+
+bool any_kv_offload(const SweepResult& r) {
+  for (const auto& p : r.points) {
+    for (const auto& a : p.result.arms) {
+      if (a.summary.kv_offload) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void write_sweep_table(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   std::vector<std::string> keys;
@@ -180,11 +193,15 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   for (const auto& k : keys) {
     os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
   }
-  // Scenarios with an slo section add each arm's SLO attainment.
+  // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in
+  // the grid, what the GPU and the host tier spared together.
   const bool slo = has_goodput(r.points.front().result);
-  const int cell_w = slo ? 42 : 36;
+  const bool host = any_kv_offload(r);
+  const int cell_w = 36 + (slo ? 6 : 0) + (host ? 8 : 0);
   for (const auto& a : r.points.front().result.arms) {
-    os << std::setw(cell_w) << (a.name + ": reuse% req/s TTFTp95ms" + (slo ? " SLO%" : ""));
+    os << std::setw(cell_w)
+       << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms" +
+           (slo ? " SLO%" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
@@ -194,8 +211,9 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
     }
     for (const auto& a : p.result.arms) {
       std::ostringstream cell;
-      cell << std::fixed << std::setprecision(1) << 100.0 * a.summary.prefix_cache_reuse << "  "
-           << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
+      cell << std::fixed << std::setprecision(1) << 100.0 * a.summary.prefix_cache_reuse << "  ";
+      if (host) cell << 100.0 * combined_reuse(a.summary) << "  ";
+      cell << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
            << a.summary.ttft_ms.p95;
       if (a.summary.goodput) {
         cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
@@ -210,9 +228,10 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   for (const auto& [k, v] : r.points.front().vary) os << k << ",";
   const bool slo = has_goodput(r.points.front().result);
+  const bool host = any_kv_offload(r);
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "throughput_req_s,output_tokens_per_s"
-     << (slo ? ",slo_attainment,goodput_req_s" : "") << "\n";
+     << (slo ? ",slo_attainment,goodput_req_s" : "") << (host ? ",combined_reuse" : "") << "\n";
   for (const auto& p : r.points) {
     for (const auto& a : p.result.arms) {
       for (const auto& [k, v] : p.vary) os << v << ",";
@@ -221,6 +240,7 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
          << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50 << "," << s.ttft_ms.p95 << ","
          << s.throughput_req_s << "," << s.output_tokens_per_s;
       if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;
+      if (host) os << "," << combined_reuse(s);
       os << "\n";
     }
   }

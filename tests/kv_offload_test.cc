@@ -1,0 +1,77 @@
+// KV offloading to host memory (server.kv_offloading_size_gib) through a whole run: what a small
+// GPU cache evicts comes back from host memory, vLLM's two sets of counters stay apart, and bad
+// settings are refused with the pool and the field.
+#include <gtest/gtest.h>
+
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+#include "tests/test_util.h"
+
+namespace fleetsim {
+namespace {
+
+// The small scenario on GPU caches too small for its conversations (evictions), under round
+// robin, so a conversation's next turn usually lands where its prefix was evicted.
+nlohmann::json run_json(const std::vector<std::string>& sets, int threads = 1) {
+  const Scenario s =
+      parse_scenario(testing::small_scenario_yaml("round_robin", 120), "small.yaml", sets);
+  return result_json(run_scenario(s, threads), s);
+}
+
+TEST(KvOffload, HostMemoryServesWhatTheGpuEvicted) {
+  const nlohmann::json gpu_only = run_json({});
+  const nlohmann::json offload = run_json({"fleet.server.kv_offloading_size_gib=8"});
+  const auto& a = gpu_only["arms"][0]["summary"];
+  const auto& b = offload["arms"][0]["summary"];
+  EXPECT_FALSE(a.contains("kv_offload"));
+  ASSERT_TRUE(b.contains("kv_offload"));
+  const double host = b["kv_offload"]["reuse"].get<double>();
+  const double combined = b["kv_offload"]["combined_reuse"].get<double>();
+  EXPECT_GT(host, 0.05);
+  EXPECT_NEAR(combined, b["prefix_cache_reuse"].get<double>() + host, 1e-3);
+  // Loading is cheaper than recomputing: more of the prompts skip the prefill, and turns answer
+  // sooner.
+  EXPECT_GT(combined, a["prefix_cache_reuse"].get<double>() + 0.05);
+  EXPECT_LT(b["warm_ttft_ms"]["mean"].get<double>(), a["warm_ttft_ms"]["mean"].get<double>());
+  // Per pod, the connector's counters sit beside the GPU's, as vLLM exports them.
+  std::int64_t hits = 0;
+  for (const auto& p : b["per_pod"]) hits += p["external_prefix_cache_hits"].get<std::int64_t>();
+  EXPECT_EQ(hits, b["kv_offload"]["external_prefix_cache_hits"].get<std::int64_t>());
+  // A host link ten times slower costs time, not reuse.
+  const nlohmann::json slow = run_json(
+      {"fleet.server.kv_offloading_size_gib=8", "fleet.server.kv_offload_bandwidth_gbs=0.05"});
+  EXPECT_GT(slow["arms"][0]["summary"]["warm_ttft_ms"]["mean"].get<double>(),
+            b["warm_ttft_ms"]["mean"].get<double>());
+}
+
+TEST(KvOffload, TheSameAtAnyThreadCount) {
+  const std::vector<std::string> sets = {"fleet.server.kv_offloading_size_gib=1"};
+  EXPECT_EQ(run_json(sets, 1).dump(), run_json(sets, 4).dump());
+}
+
+TEST(KvOffload, BadSettingsNameThePoolAndTheField) {
+  auto error_of = [](const std::vector<std::string>& sets) {
+    try {
+      run_json(sets);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  std::string e = error_of(
+      {"fleet.server.kv_offloading_size_gib=8", "fleet.server.enable_prefix_caching=false"});
+  EXPECT_NE(e.find("kv_offloading_size_gib needs enable_prefix_caching"), std::string::npos) << e;
+  e = error_of({"fleet.server.kv_offloading_size_gib=0.000001"});
+  EXPECT_NE(e.find("holds no KV block"), std::string::npos) << e;
+  e = error_of({"fleet.server.kv_offloading_size_gib=-1"});
+  EXPECT_NE(e.find("fleet.server.kv_offloading_size_gib"), std::string::npos) << e;
+  e = error_of({"fleet.gpu=mine", "fleet.server.kv_offloading_size_gib=8",
+                "fleet.gpus=[{name: mine, memory_gib: 44.4, memory_bandwidth_gbs: 864, "
+                "bf16_tflops: 362}]"});
+  EXPECT_NE(e.find("GPU mine has no host_link_gbs"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace fleetsim
