@@ -222,6 +222,18 @@ TEST(Scenario, GatewayReplicasAreValidated) {
   EXPECT_NE(e.find("valid values: round_robin, random, conversation_hash"), std::string::npos) << e;
 }
 
+// `own` (the small scenario with a definition of its own named `name` in place of its catalog
+// `field`, gpu or model) gives the very run of the small scenario, but for that name.
+void expect_the_catalogs_run(const std::string& own, const char* field, const std::string& name) {
+  const Scenario mine = parse_scenario(own, "own.yaml");
+  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
+  nlohmann::json a = result_json(run_scenario(mine, 1), mine);
+  const nlohmann::json b = result_json(run_scenario(cat, 1), cat);
+  EXPECT_EQ(a["fleet"][field], name);
+  a["fleet"][field] = b["fleet"][field];
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
 TEST(Scenario, AModelOfItsOwnRunsLikeTheCatalogEntryOfTheSameShapes) {
   // Qwen2.5-7B-Instruct's config.json (and the card's parameter count, biases included) under
   // another name gives the very same run.
@@ -230,14 +242,8 @@ TEST(Scenario, AModelOfItsOwnRunsLikeTheCatalogEntryOfTheSameShapes) {
            "model: my-qwen\n  models:\n    - {name: my-qwen, num_hidden_layers: 28, "
            "hidden_size: 3584, num_attention_heads: 28, num_key_value_heads: 4, "
            "intermediate_size: 18944, vocab_size: 152064, params_b: 7.6156}");
-  const Scenario mine = parse_scenario(own, "own.yaml");
-  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
-  ASSERT_EQ(mine.fleet.models.size(), 1u);
-  nlohmann::json a = result_json(run_scenario(mine, 1), mine);
-  nlohmann::json b = result_json(run_scenario(cat, 1), cat);
-  EXPECT_EQ(a["fleet"]["model"], "my-qwen");
-  a["fleet"]["model"] = b["fleet"]["model"];
-  EXPECT_EQ(a.dump(), b.dump());
+  ASSERT_EQ(parse_scenario(own, "own.yaml").fleet.models.size(), 1u);
+  expect_the_catalogs_run(own, "model", "my-qwen");
   // Unknown names list the scenario's models beside the catalog's.
   const std::string e = error_of(own, {"fleet.model=their-qwen"});
   EXPECT_NE(e.find("valid models: my-qwen, Qwen3-32B"), std::string::npos) << e;
@@ -250,21 +256,15 @@ TEST(Scenario, AGpuOfItsOwnRunsLikeTheCatalogEntryOfTheSameFigures) {
            "gpu: my-l40s\n  gpus:\n    - {name: my-l40s, memory_gib: 44.40, "
            "memory_bandwidth_gbs: 864, bf16_tflops: 362.05, fp8_tflops: 733, int8_tops: 733, "
            "interconnect_gbs: 32}");
-  const Scenario mine = parse_scenario(own, "own.yaml");
-  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
-  ASSERT_EQ(mine.fleet.gpus.size(), 1u);
-  nlohmann::json a = result_json(run_scenario(mine, 1), mine);
-  nlohmann::json b = result_json(run_scenario(cat, 1), cat);
-  EXPECT_EQ(a["fleet"]["gpu"], "my-l40s");
-  a["fleet"]["gpu"] = b["fleet"]["gpu"];
-  EXPECT_EQ(a.dump(), b.dump());
+  ASSERT_EQ(parse_scenario(own, "own.yaml").fleet.gpus.size(), 1u);
+  expect_the_catalogs_run(own, "gpu", "my-l40s");
   // A faster part of the same memory serves the same work sooner.
   const Scenario fast = parse_scenario(
       own, "fast.yaml",
       {"fleet.gpus.my-l40s.memory_bandwidth_gbs=1728", "fleet.gpus.my-l40s.bf16_tflops=724.1"});
-  const nlohmann::json f = result_json(run_scenario(fast, 1), fast);
-  EXPECT_LT(f["arms"][0]["summary"]["e2e_ms"]["mean"].get<double>(),
-            b["arms"][0]["summary"]["e2e_ms"]["mean"].get<double>());
+  const Scenario cat = parse_scenario(testing::small_scenario_yaml("round_robin"), "cat.yaml");
+  EXPECT_LT(run_scenario(fast, 1).arms[0].summary.e2e_ms.mean,
+            run_scenario(cat, 1).arms[0].summary.e2e_ms.mean);
   // Unknown names list the scenario's GPUs beside the catalog's, and say where to add one.
   const std::string e = error_of(own, {"fleet.gpu=their-gpu"});
   EXPECT_NE(e.find("valid GPUs: my-l40s, A100-80GB-PCIe"), std::string::npos) << e;
