@@ -3,18 +3,31 @@
 #include <algorithm>
 #include <cctype>
 
+#include "models/spec_decode.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
 
 Engine::Engine(const EngineConfig& config, std::int32_t num_blocks)
-    : config_(config), cache_(num_blocks, config.block_size, config.enable_prefix_caching) {
+    : config_(config),
+      cache_(num_blocks, config.block_size, config.enable_prefix_caching),
+      spec_rng_(config.spec_seed) {
   if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0) {
     throw ScenarioError("max_num_batched_tokens and max_num_seqs must be positive");
   }
   if (config.offload_blocks > 0 && config.enable_prefix_caching) {
     host_ = std::make_unique<HostKvTier>(config.offload_blocks);
   }
+}
+
+std::int32_t Engine::accepted_drafts(std::int32_t drafts) {
+  ++counters_.spec_num_drafts;
+  counters_.spec_num_draft_tokens += drafts;
+  std::int32_t accepted = 0;
+  std::bernoulli_distribution accept(config_.spec_acceptance);
+  while (accepted < drafts && accept(spec_rng_)) ++accepted;
+  counters_.spec_num_accepted_tokens += accepted;
+  return accepted;
 }
 
 std::optional<TimeNs> Engine::next_load_done() const {
@@ -106,7 +119,14 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = *running_[i];
     const std::int32_t remaining = s.num_tokens() - s.num_computed;
-    const std::int32_t n = std::min(remaining, budget);
+    // A decode verifies the drafts proposed for it (never more than its answer has left), and
+    // they take their share of the token budget, as vLLM's num_tokens_with_spec does.
+    const std::int32_t drafts =
+        remaining == 1 ? std::clamp(std::min(config_.num_speculative_tokens,
+                                             s.request->output_tokens - s.num_output - 1),
+                                    0, std::max(budget - 1, 0))
+                       : 0;
+    const std::int32_t n = std::min(remaining + drafts, budget);
     if (n <= 0) {
       ++i;
       continue;
@@ -125,7 +145,7 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     }
     if (self_preempted) break;
     cache_.cache_full_blocks(s.request->id, hashes_of(s), s.num_computed + n);
-    plan.scheduled.push_back({&s, n, s.num_computed});
+    plan.scheduled.push_back({&s, n, s.num_computed, drafts});
     budget -= n;
     ++i;
   }
@@ -200,12 +220,14 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   ++counters_.steps;
   for (const auto& e : plan.scheduled) {
     Sequence& s = *e.seq;
-    s.num_computed += e.new_tokens;
+    // Rejected drafts leave no KV behind: only the accepted ones join the computed tokens.
+    const std::int32_t accepted = e.drafts > 0 ? accepted_drafts(e.drafts) : 0;
+    s.num_computed += e.new_tokens - (e.drafts - accepted);
     if (host_) offer_to_host(s);
-    if (s.num_computed < s.num_tokens()) continue;  // a partial prefill chunk: no token yet
-    // The step covered every known token, so it sampled one more.
-    ++s.num_output;
-    ++counters_.generation_tokens;
+    if (s.num_computed < s.num_tokens() + accepted) continue;  // a prefill chunk: no token yet
+    // The step covered every known token, so it sampled one more, after the accepted drafts.
+    s.num_output += accepted + 1;
+    counters_.generation_tokens += accepted + 1;
     // Outputs survive preemption, so this holds exactly once per request.
     if (s.num_output == 1) {
       out.first_tokens.push_back(&s);
@@ -287,6 +309,24 @@ const ParamSpec& server_spec() {
                 "0.78 (the vLLM blog 'Inside vLLM's New Offloading Connector', 2026-01-08: about "
                 "50 GB/s one way on an H100's PCIe Gen5 x16, 64 GB/s)",
                 0, 1e5)
+          .text("speculative_method", "none",
+                "speculative decoding (vLLM --speculative-config method): none; ngram (prompt "
+                "lookup on the CPU, no GPU cost); eagle or mtp (a one-layer draft head with an "
+                "lm_head, run once per draft position after each step)",
+                spec_method_names())
+          .integer("num_speculative_tokens", 0,
+                   "draft tokens proposed per decoding request per step and verified in its next "
+                   "step (1 + k tokens of the step's budget); 0 = no speculation whatever the "
+                   "method",
+                   0, 64)
+          .real("speculative_acceptance", 0.71,
+                "chance that the target accepts a draft token given that the drafts before it "
+                "were, the same at every position; it depends on the drafter and the data. "
+                "Default: EAGLE-3 on Llama-3.1-8B-Instruct, MT-Bench, k = 3 (vLLM "
+                "tests/v1/spec_decode/test_acceptance_length.py: 0.73, 0.52, 0.35 of drafts "
+                "accepted up to positions 1-3, i.e. 0.73, 0.71, 0.68 each given the previous; "
+                "mean acceptance length 2.60)",
+                0.0, 1.0)
           .real("api_overhead_ms", 4.0,
                 "API-server and gateway cost per request before the engine sees it: HTTP "
                 "parsing, chat template, routing hop (fixed part)",
@@ -316,6 +356,15 @@ EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
   c.enable_chunked_prefill = server.get_bool("enable_chunked_prefill");
   c.admit_whole_prompt = server.get_bool("admit_whole_prompt");
   c.async_scheduling = server.get_bool("async_scheduling");
+  const SpecMethod spec = spec_method_from(server.get_string("speculative_method"));
+  c.num_speculative_tokens = static_cast<std::int32_t>(server.get_int("num_speculative_tokens"));
+  if (spec == SpecMethod::kNone && c.num_speculative_tokens > 0) {
+    throw ScenarioError("server.num_speculative_tokens (" +
+                        std::to_string(c.num_speculative_tokens) +
+                        ") needs server.speculative_method: ngram, eagle or mtp");
+  }
+  if (spec == SpecMethod::kNone) c.num_speculative_tokens = 0;
+  c.spec_acceptance = server.get_double("speculative_acceptance");
   c.counting = server.get_string("prefix_counting") == "per_lookup"
                    ? PrefixCountingMode::kPerLookup
                    : PrefixCountingMode::kPerRequest;

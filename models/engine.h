@@ -15,6 +15,7 @@
 #include "models/kv_cache.h"
 #include "models/request.h"
 #include "sim/params.h"
+#include "sim/rng.h"
 #include "sim/time.h"
 
 namespace fleetsim {
@@ -40,6 +41,12 @@ struct EngineConfig {
   // (0 = off) and the time to load one block into the GPU over the host link.
   std::int64_t offload_blocks = 0;
   TimeNs offload_load_ns_per_block = 0;
+  // Speculative decoding (vLLM --speculative-config): draft tokens proposed for each decoding
+  // request and verified in its next step (0 = off), and the chance that a draft is accepted
+  // given that the drafts before it were.
+  std::int32_t num_speculative_tokens = 0;
+  double spec_acceptance = 0;
+  std::uint64_t spec_seed = 0;  // the engine's own random stream, for the acceptances
 };
 
 // The engine's view of one request.
@@ -62,6 +69,7 @@ struct ScheduledSeq {
   Sequence* seq;
   std::int32_t new_tokens;
   std::int32_t context_tokens;
+  std::int32_t drafts = 0;  // speculative tokens verified with this decode (in new_tokens)
 };
 
 struct StepPlan {
@@ -95,6 +103,12 @@ struct EngineCounters {
   std::int64_t external_prefix_cache_queries = 0;
   std::int64_t external_prefix_cache_hits = 0;
   std::int64_t offload_stored_blocks = 0;
+  // Speculative decoding, as vLLM exports it (vllm:spec_decode_num_drafts,
+  // _num_draft_tokens, _num_accepted_tokens): decodes that verified drafts, drafts verified,
+  // drafts accepted.
+  std::int64_t spec_num_drafts = 0;
+  std::int64_t spec_num_draft_tokens = 0;
+  std::int64_t spec_num_accepted_tokens = 0;
 };
 
 class Engine {
@@ -134,6 +148,9 @@ class Engine {
                   StepPlan& plan);
   void finish_loads(TimeNs now);
   void offer_to_host(Sequence& s);
+  // Drafts of `drafts` tokens the target accepts: each in turn with probability
+  // spec_acceptance, up to the first rejection.
+  std::int32_t accepted_drafts(std::int32_t drafts);
   void preempt(std::shared_ptr<Sequence> seq);
   std::span<const BlockHash> hashes_of(const Sequence& s) const;
 
@@ -145,6 +162,7 @@ class Engine {
   std::vector<std::shared_ptr<Sequence>> running_;
   std::vector<std::shared_ptr<Sequence>> loading_;
   EngineCounters counters_;
+  Rng spec_rng_;
 };
 
 // Server settings of a pod as a scenario writes them (fleet.server), one spec for YAML and help.

@@ -6,6 +6,7 @@
 #  * docs/autoscaling.md's two examples: `fleetsim run scenarios/autoscale-burst.yaml` and
 #    `fleetsim run scenarios/azure-conv-autoscale.yaml`;
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
+#  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -44,6 +45,7 @@ check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autosc
 check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)
 check_quoted(docs/kv-offload.md "sweep mooncake-host-offload" sweep
              scenarios/mooncake-host-offload.yaml)
+check_quoted(docs/speculative-decoding.md "sweep spec-decode" sweep scenarios/spec-decode.yaml)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

@@ -200,6 +200,18 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     off.combined_reuse = q > 0 ? static_cast<double>(h + off.hits) / static_cast<double>(q) : 0.0;
     s.kv_offload = off;
   }
+  SpecDecodeSummary spec;
+  for (const auto& p : pods) {
+    spec.num_drafts += p.spec_num_drafts;
+    spec.num_draft_tokens += p.spec_num_draft_tokens;
+    spec.num_accepted_tokens += p.spec_num_accepted_tokens;
+  }
+  if (spec.num_drafts > 0) {
+    const auto accepted = static_cast<double>(spec.num_accepted_tokens);
+    spec.mean_acceptance_length = 1.0 + accepted / static_cast<double>(spec.num_drafts);
+    spec.draft_acceptance_rate = accepted / static_cast<double>(spec.num_draft_tokens);
+    s.spec_decode = spec;
+  }
   conversation_affinity(records, s.routing);
   s.per_pod = std::move(pods);
   return s;

@@ -86,6 +86,18 @@ struct PodSummary {
   // and the tokens found there beyond the GPU's hit.
   std::int64_t external_prefix_cache_queries = 0;
   std::int64_t external_prefix_cache_hits = 0;
+  // Speculative decoding (vllm:spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens).
+  std::int64_t spec_num_drafts = 0;
+  std::int64_t spec_num_draft_tokens = 0;
+  std::int64_t spec_num_accepted_tokens = 0;
+};
+
+// Speculative decoding over an arm's pods.
+struct SpecDecodeSummary {
+  std::int64_t num_drafts = 0, num_draft_tokens = 0, num_accepted_tokens = 0;
+  // vLLM's "mean acceptance length": tokens a verifying step yields, 1 + accepted / drafts.
+  double mean_acceptance_length = 0;
+  double draft_acceptance_rate = 0;  // accepted / draft tokens
 };
 
 // The host tier of an arm whose pods offload KV blocks to host memory.
@@ -195,6 +207,7 @@ struct ArmSummary {
   std::optional<GoodputSummary> goodput;          // only for scenarios with an slo section
   std::optional<AutoscalingSummary> autoscaling;  // only for autoscaled arms
   std::optional<KvOffloadSummary> kv_offload;     // only when pods offload KV to host memory
+  std::optional<SpecDecodeSummary> spec_decode;   // only when pods decode speculatively
 };
 
 // Prompt tokens not computed: the GPU's prefix hits, plus host loads where the arm offloads.

@@ -59,6 +59,9 @@ EngineCounters Pod::counters() const {
   c.external_prefix_cache_queries += retired_.external_prefix_cache_queries;
   c.external_prefix_cache_hits += retired_.external_prefix_cache_hits;
   c.offload_stored_blocks += retired_.offload_stored_blocks;
+  c.spec_num_drafts += retired_.spec_num_drafts;
+  c.spec_num_draft_tokens += retired_.spec_num_draft_tokens;
+  c.spec_num_accepted_tokens += retired_.spec_num_accepted_tokens;
   return c;
 }
 
@@ -110,6 +113,17 @@ void Pod::start_step() {
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
   }
   TimeNs dt = cost_->step_time(current_.batch);
+  if (config_.engine.num_speculative_tokens > 0) {
+    // Every request that samples this step gets its drafts for the next one.
+    std::int32_t sampling = 0;
+    std::int64_t context = 0;
+    for (const ScheduledSeq& e : current_.scheduled) {
+      if (e.context_tokens + e.new_tokens < e.seq->num_tokens()) continue;
+      ++sampling;
+      context += e.context_tokens + e.new_tokens;
+    }
+    dt += config_.draft.time(sampling, context, config_.engine.num_speculative_tokens);
+  }
   if (config_.engine.async_scheduling) dt = overlapped_step_time(dt, cost_->host_overhead());
   if (share_) {
     dt *= 1 + share_->busy;  // time-sliced with the co-located pods running now

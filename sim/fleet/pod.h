@@ -11,6 +11,7 @@
 
 #include "models/cost_model.h"
 #include "models/engine.h"
+#include "models/spec_decode.h"
 #include "sim/event_loop.h"
 #include "sim/fleet/observer.h"
 
@@ -21,6 +22,7 @@ struct PodConfig {
   std::int32_t num_blocks = 0;
   TimeNs api_overhead_fixed = 0;           // per request, before the engine sees it
   double api_overhead_ns_per_token = 0.0;  // per prompt token
+  DraftCost draft;  // the speculative drafter's GPU time after each step (none: 0)
 };
 
 // How a pod answers a connection.

@@ -148,6 +148,14 @@ nlohmann::json summary_json(const ArmSummary& s) {
                       {"per_class", classes}};
   }
   if (s.autoscaling) out["autoscaling"] = autoscaling_json(*s.autoscaling);
+  if (s.spec_decode) {
+    out["spec_decode"] = {
+        {"num_drafts", s.spec_decode->num_drafts},
+        {"num_draft_tokens", s.spec_decode->num_draft_tokens},
+        {"num_accepted_tokens", s.spec_decode->num_accepted_tokens},
+        {"mean_acceptance_length", rounded(s.spec_decode->mean_acceptance_length)},
+        {"draft_acceptance_rate", rounded(s.spec_decode->draft_acceptance_rate)}};
+  }
   if (s.kv_offload) {
     out["kv_offload"] = {{"external_prefix_cache_queries", s.kv_offload->queries},
                          {"external_prefix_cache_hits", s.kv_offload->hits},
@@ -244,6 +252,17 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       os << std::setw(cell_w)
          << fixed_text(metric.value(a), metric.decimals) +
                 measured_cell(a, metric.name, metric.decimals);
+    }
+    os << "\n";
+  }
+  // Speculative decoding's yield, when any arm's pods decode speculatively.
+  if (std::any_of(r.arms.begin(), r.arms.end(),
+                  [](const ArmResult& a) { return a.summary.spec_decode.has_value(); })) {
+    os << std::setw(label_w) << "mean acceptance length";
+    for (const auto& a : r.arms) {
+      os << std::setw(cell_w)
+         << (a.summary.spec_decode ? fixed_text(a.summary.spec_decode->mean_acceptance_length, 2)
+                                   : "-");
     }
     os << "\n";
   }

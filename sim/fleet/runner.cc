@@ -14,6 +14,7 @@
 #include "models/gpu_catalog.h"
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
+#include "models/spec_decode.h"
 #include "sim/errors.h"
 #include "sim/fleet/autoscaler.h"
 #include "sim/fleet/failures.h"
@@ -88,6 +89,9 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
+  b.config.draft = DraftCost(spec_method_from(server.get_string("speculative_method")), gpu, llm,
+                             tp, pool.cost_model.get_double("compute_efficiency"),
+                             pool.cost_model.get_double("bandwidth_efficiency"));
   return b;
 }
 
@@ -281,8 +285,11 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     const PodBuild& build = builds[p];
     for (int k = 0; k < pool_specs[p].pods; ++k) {
       const int i = static_cast<int>(pods.size());
-      pods.push_back(std::make_unique<Pod>(i, pctx.pod_names[static_cast<size_t>(i)], loop,
-                                           build.config, build.cost, observers));
+      const std::string& name = pctx.pod_names[static_cast<size_t>(i)];
+      PodConfig config = build.config;
+      // Each pod's draft acceptances are a stream of their own, the same in every arm.
+      config.engine.spec_seed = stream_seed(s.seed, "pod/" + name + "/spec");
+      pods.push_back(std::make_unique<Pod>(i, name, loop, config, build.cost, observers));
       pod_pools.push_back(static_cast<std::int32_t>(p));
       if (pool_specs[p].pods_per_gpu > 1) {
         auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
@@ -361,12 +368,14 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   for (const auto& p : pods) {
     const EngineCounters c = p->counters();
     const EngineCounters b = window.base(static_cast<size_t>(p->index()));
-    per_pod.push_back({p->name(), 0, c.prefix_cache_queries - b.prefix_cache_queries,
-                       c.prefix_cache_hits - b.prefix_cache_hits,
-                       c.num_preemptions - b.num_preemptions,
-                       c.generation_tokens - b.generation_tokens,
-                       c.external_prefix_cache_queries - b.external_prefix_cache_queries,
-                       c.external_prefix_cache_hits - b.external_prefix_cache_hits});
+    per_pod.push_back(
+        {p->name(), 0, c.prefix_cache_queries - b.prefix_cache_queries,
+         c.prefix_cache_hits - b.prefix_cache_hits, c.num_preemptions - b.num_preemptions,
+         c.generation_tokens - b.generation_tokens,
+         c.external_prefix_cache_queries - b.external_prefix_cache_queries,
+         c.external_prefix_cache_hits - b.external_prefix_cache_hits,
+         c.spec_num_drafts - b.spec_num_drafts, c.spec_num_draft_tokens - b.spec_num_draft_tokens,
+         c.spec_num_accepted_tokens - b.spec_num_accepted_tokens});
   }
   ArmResult out;
   out.name = arm.name;

@@ -182,6 +182,15 @@ bool any_kv_offload(const SweepResult& r) {
   return false;
 }
 
+bool any_spec_decode(const SweepResult& r) {
+  for (const auto& p : r.points) {
+    for (const auto& a : p.result.arms) {
+      if (a.summary.spec_decode) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void write_sweep_table(std::ostream& os, const SweepResult& r) {
@@ -197,11 +206,12 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   // the grid, what the GPU and the host tier spared together.
   const bool slo = has_goodput(r.points.front().result);
   const bool host = any_kv_offload(r);
-  const int cell_w = 36 + (slo ? 6 : 0) + (host ? 8 : 0);
+  const bool spec = any_spec_decode(r);
+  const int cell_w = 36 + (slo ? 6 : 0) + (host ? 8 : 0) + (spec ? 10 : 0);
   for (const auto& a : r.points.front().result.arms) {
     os << std::setw(cell_w)
        << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms" +
-           (slo ? " SLO%" : ""));
+           (spec ? " TPOTp50ms" : "") + (slo ? " SLO%" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
@@ -215,6 +225,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
       if (host) cell << 100.0 * combined_reuse(a.summary) << "  ";
       cell << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
            << a.summary.ttft_ms.p95;
+      if (spec) cell << "  " << std::setprecision(1) << a.summary.tpot_ms.p50;
       if (a.summary.goodput) {
         cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
       }
