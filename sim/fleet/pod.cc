@@ -98,6 +98,10 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
 
 void Pod::start_step() {
   current_ = engine_->plan_step(loop_.now());
+  // Admitted requests may have nothing to compute yet (their prefix loads from host memory).
+  for (const Sequence* s : current_.admitted) {
+    observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
+  }
   if (current_.empty()) {
     busy_ = false;
     // Idle while prefixes load from host memory: plan again when the first load ends.
@@ -109,9 +113,6 @@ void Pod::start_step() {
     return;
   }
   busy_ = true;
-  for (const Sequence* s : current_.admitted) {
-    observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
-  }
   TimeNs dt = cost_->step_time(current_.batch);
   if (config_.engine.num_speculative_tokens > 0) {
     // Every request that samples this step gets its drafts for the next one.
