@@ -65,6 +65,7 @@ void init_catalog(py::module_& m) {
           d["int8_tops"] = g.int8_tops;
           d["fp4_tflops"] = g.fp4_tflops;
           d["interconnect_gbs"] = g.interconnect_gbs;
+          d["host_link_gbs"] = g.host_link_gbs;
           d["source"] = g.source;
           out.append(std::move(d));
         }
@@ -72,7 +73,7 @@ void init_catalog(py::module_& m) {
       },
       "The GPU catalog (`fleet.gpu` values) as a list of dicts: name, memory_gib, "
       "memory_bandwidth_gbs, bf16_tflops, fp8_tflops (0 = no FP8 tensor cores), int8_tops, "
-      "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, source. "
+      "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, host_link_gbs, source. "
       "`pandas.DataFrame(fleetsim.gpus())` makes a table.");
   m.def(
       "models",
