@@ -81,8 +81,7 @@ void Engine::offer_to_host(Sequence& s) {
   const auto full =
       std::min(static_cast<std::int32_t>(hashes.size()), s.num_computed / config_.block_size);
   for (std::int32_t b = s.offered_blocks; b < full; ++b) {
-    if (!host_->holds(hashes[static_cast<size_t>(b)])) ++counters_.offload_stored_blocks;
-    host_->store(hashes[static_cast<size_t>(b)]);
+    if (host_->store(hashes[static_cast<size_t>(b)])) ++counters_.offload_stored_blocks;
   }
   s.offered_blocks = std::max(s.offered_blocks, full);
 }

@@ -43,11 +43,11 @@ std::int32_t HostKvTier::load(std::span<const BlockHash> hashes, std::int32_t fr
   return found;
 }
 
-void HostKvTier::store(BlockHash hash) {
+bool HostKvTier::store(BlockHash hash) {
   if (const auto it = index_.find(hash); it != index_.end()) {
     unlink(it->second);
     push_back(it->second);
-    return;
+    return false;
   }
   std::int32_t slot = kNone;
   if (static_cast<std::int64_t>(nodes_.size()) < capacity_) {
@@ -62,6 +62,7 @@ void HostKvTier::store(BlockHash hash) {
   nodes_[static_cast<size_t>(slot)].hash = hash;
   push_back(slot);
   index_.emplace(hash, slot);
+  return true;
 }
 
 }  // namespace fleetsim

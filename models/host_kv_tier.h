@@ -23,8 +23,8 @@ class HostKvTier {
   // the first it does not. Those found become the most recently used.
   std::int32_t load(std::span<const BlockHash> hashes, std::int32_t from, std::int32_t limit);
   // Stores `hash` as the most recently used (refreshes it if held), evicting the least recently
-  // used when full.
-  void store(BlockHash hash);
+  // used when full; true when it was not held.
+  bool store(BlockHash hash);
 
   std::int64_t capacity() const { return capacity_; }
   std::int64_t size() const { return static_cast<std::int64_t>(index_.size()); }

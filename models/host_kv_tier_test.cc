@@ -37,7 +37,9 @@ TEST(HostKvTier, EvictsTheLeastRecentlyUsed) {
   EXPECT_TRUE(t.holds(4));
   EXPECT_TRUE(t.holds(5));
   EXPECT_EQ(t.size(), 3);
-  EXPECT_EQ(t.evictions(), 2);
+  EXPECT_FALSE(t.store(5));  // held: refreshed, not stored again
+  EXPECT_TRUE(t.store(6));
+  EXPECT_EQ(t.evictions(), 3);
 }
 
 TEST(HostKvTier, ACapacityOfNothingIsRefused) {
