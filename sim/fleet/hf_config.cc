@@ -71,8 +71,9 @@ class Reader {
       if (hybrid) unmodelled("state-space or linear-attention layers (" + key + ")");
     }
     for (const char* key : {"shared_expert_intermediate_size", "n_shared_experts"}) {
-      if (auto v = integer(c, key); v && *v > 0)
+      if (auto v = integer(c, key); v && *v > 0) {
         unmodelled(std::string("shared experts (") + key + ")");
+      }
     }
     const auto step = first_integer(c, {"decoder_sparse_step", "interleave_moe_layer_step"});
     const auto dense_first = integer(c, "first_k_dense_replace");
