@@ -27,6 +27,9 @@ TEST(KvOffload, HostMemoryServesWhatTheGpuEvicted) {
   const auto& b = offload["arms"][0]["summary"];
   EXPECT_FALSE(a.contains("kv_offload"));
   ASSERT_TRUE(b.contains("kv_offload"));
+  // The fleet says how big each pod's host tier is: 8 GiB of 16-token blocks of 56 KiB a token.
+  EXPECT_FALSE(gpu_only["fleet"].contains("host_kv_blocks_per_pod"));
+  EXPECT_EQ(offload["fleet"]["host_kv_blocks_per_pod"], 8LL * 1024 * 1024 * 1024 / (16 * 57344));
   const double host = b["kv_offload"]["reuse"].get<double>();
   const double combined = b["kv_offload"]["combined_reuse"].get<double>();
   EXPECT_GT(host, 0.05);

@@ -27,6 +27,9 @@ TEST(SpecDecode, DraftsShortenTheTimeBetweenTokens) {
   const auto& b = eagle["arms"][0]["summary"];
   EXPECT_FALSE(a.contains("spec_decode"));
   ASSERT_TRUE(b.contains("spec_decode"));
+  EXPECT_FALSE(plain["fleet"].contains("speculative_method"));
+  EXPECT_EQ(eagle["fleet"]["speculative_method"], "eagle");
+  EXPECT_EQ(eagle["fleet"]["num_speculative_tokens"], 3);
   EXPECT_LT(b["tpot_ms"]["p50"].get<double>(), 0.75 * a["tpot_ms"]["p50"].get<double>());
   EXPECT_EQ(b["completed"], a["completed"]);
   // The same answers: speculation changes when tokens come, not how many.

@@ -169,6 +169,36 @@ bool has_goodput(const RunResult& r) {
   return !r.arms.empty() && r.arms.front().summary.goodput.has_value();
 }
 
+namespace {
+
+// What a pool's pods have beyond their GPU cache and step budget, for the table's header.
+std::string pod_extras(const PoolFacts& p) {
+  std::string out;
+  if (p.host_kv_blocks_per_pod > 0) {
+    out += "  host KV " + std::to_string(p.host_kv_blocks_per_pod) + " blocks/pod (" +
+           fixed_text(p.host_kv_gib_per_pod, 1) + " GiB)";
+  }
+  if (p.num_speculative_tokens > 0) {
+    out += "  " + p.speculative_method + " " + std::to_string(p.num_speculative_tokens) + " drafts";
+  }
+  return out;
+}
+
+// The same, for the result's fleet or pool object (only what is set, so older readers see no
+// change).
+void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
+  if (p.host_kv_blocks_per_pod > 0) {
+    j["host_kv_blocks_per_pod"] = p.host_kv_blocks_per_pod;
+    j["host_kv_gib_per_pod"] = rounded(p.host_kv_gib_per_pod);
+  }
+  if (p.num_speculative_tokens > 0) {
+    j["speculative_method"] = p.speculative_method;
+    j["num_speculative_tokens"] = p.num_speculative_tokens;
+  }
+}
+
+}  // namespace
+
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
@@ -185,6 +215,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
                           {"kv_gib_per_pod", rounded(r.fleet.kv_gib_per_pod)},
                           {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
                           {"max_num_seqs", r.fleet.max_num_seqs}};
+  if (!r.fleet.pools.empty()) add_pod_extras(fleet, r.fleet.pools.front());
   if (!s.fleet.pools.empty()) {
     nlohmann::json pools = nlohmann::json::array();
     for (const auto& p : r.fleet.pools) {
@@ -196,6 +227,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
                        {"kv_gib_per_pod", rounded(p.kv_gib_per_pod)},
                        {"max_num_batched_tokens", p.max_num_batched_tokens},
                        {"max_num_seqs", p.max_num_seqs}});
+      add_pod_extras(pools.back(), p);
     }
     fleet["pools"] = pools;
   }
@@ -210,7 +242,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
        << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
        << " blocks/pod (" << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
-       << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs\n";
+       << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs"
+       << pod_extras(r.fleet.pools.front()) << "\n";
   } else {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " pods in "
        << r.fleet.pools.size() << " pools\n";
@@ -218,7 +251,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       os << "  pool " << p.name << ": " << p.pods << " x " << p.gpu << "  " << p.model << "  KV "
          << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
-         << " seqs\n";
+         << " seqs" << pod_extras(p) << "\n";
     }
   }
   const bool any_measured = !s.measured.empty();

@@ -136,8 +136,24 @@ FleetFacts fleet_facts(const Scenario& s) {
   FleetFacts f;
   for (const PoolSpec& pool : fleet_pools(s.fleet)) {
     const PodBuild b = build_pod(pool, s.fleet);
-    f.pools.push_back({pool.name, pool.pods, pool.gpu, pool.model, b.config.num_blocks, b.kv_gib,
-                       b.config.engine.max_num_batched_tokens, b.config.engine.max_num_seqs});
+    PoolFacts facts;
+    facts.name = pool.name;
+    facts.pods = pool.pods;
+    facts.gpu = pool.gpu;
+    facts.model = pool.model;
+    facts.kv_blocks_per_pod = b.config.num_blocks;
+    facts.kv_gib_per_pod = b.kv_gib;
+    facts.max_num_batched_tokens = b.config.engine.max_num_batched_tokens;
+    facts.max_num_seqs = b.config.engine.max_num_seqs;
+    if (b.config.engine.offload_blocks > 0) {
+      facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
+      facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
+    }
+    if (b.config.engine.num_speculative_tokens > 0) {
+      facts.speculative_method = pool.server.get_string("speculative_method");
+      facts.num_speculative_tokens = b.config.engine.num_speculative_tokens;
+    }
+    f.pools.push_back(std::move(facts));
   }
   const PoolFacts& first = f.pools.front();
   f.kv_blocks_per_pod = first.kv_blocks_per_pod;

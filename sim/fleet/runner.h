@@ -23,6 +23,10 @@ struct PoolFacts {
   double kv_gib_per_pod = 0;
   std::int32_t max_num_batched_tokens = 0;
   std::int32_t max_num_seqs = 0;
+  double host_kv_gib_per_pod = 0;  // KV offloading's host tier; 0 = none
+  std::int64_t host_kv_blocks_per_pod = 0;
+  std::string speculative_method;  // empty without speculative decoding
+  std::int32_t num_speculative_tokens = 0;
 };
 
 struct FleetFacts {
