@@ -20,6 +20,38 @@ Engine::Engine(const EngineConfig& config, std::int32_t num_blocks)
   }
 }
 
+namespace {
+
+// Applies `f` to each counter of `a` with its twin in `b`: the one list of the fields.
+template <typename F>
+void each_counter(EngineCounters& a, const EngineCounters& b, F f) {
+  f(a.prefix_cache_queries, b.prefix_cache_queries);
+  f(a.prefix_cache_hits, b.prefix_cache_hits);
+  f(a.prompt_tokens, b.prompt_tokens);
+  f(a.generation_tokens, b.generation_tokens);
+  f(a.num_preemptions, b.num_preemptions);
+  f(a.request_success, b.request_success);
+  f(a.steps, b.steps);
+  f(a.external_prefix_cache_queries, b.external_prefix_cache_queries);
+  f(a.external_prefix_cache_hits, b.external_prefix_cache_hits);
+  f(a.offload_stored_blocks, b.offload_stored_blocks);
+  f(a.spec_num_drafts, b.spec_num_drafts);
+  f(a.spec_num_draft_tokens, b.spec_num_draft_tokens);
+  f(a.spec_num_accepted_tokens, b.spec_num_accepted_tokens);
+}
+
+}  // namespace
+
+EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
+  each_counter(*this, o, [](std::int64_t& x, std::int64_t y) { x += y; });
+  return *this;
+}
+
+EngineCounters& EngineCounters::operator-=(const EngineCounters& o) {
+  each_counter(*this, o, [](std::int64_t& x, std::int64_t y) { x -= y; });
+  return *this;
+}
+
 std::int32_t Engine::accepted_drafts(std::int32_t drafts) {
   ++counters_.spec_num_drafts;
   counters_.spec_num_draft_tokens += drafts;
@@ -362,7 +394,7 @@ EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
                         std::to_string(c.num_speculative_tokens) +
                         ") needs server.speculative_method: ngram, eagle or mtp");
   }
-  if (spec == SpecMethod::kNone) c.num_speculative_tokens = 0;
+  c.spec_method = c.num_speculative_tokens > 0 ? spec : SpecMethod::kNone;
   c.spec_acceptance = server.get_double("speculative_acceptance");
   c.counting = server.get_string("prefix_counting") == "per_lookup"
                    ? PrefixCountingMode::kPerLookup

@@ -14,6 +14,7 @@
 #include "models/host_kv_tier.h"
 #include "models/kv_cache.h"
 #include "models/request.h"
+#include "models/spec_decode.h"
 #include "sim/params.h"
 #include "sim/rng.h"
 #include "sim/time.h"
@@ -44,6 +45,7 @@ struct EngineConfig {
   // Speculative decoding (vLLM --speculative-config): draft tokens proposed for each decoding
   // request and verified in its next step (0 = off), and the chance that a draft is accepted
   // given that the drafts before it were.
+  SpecMethod spec_method = SpecMethod::kNone;  // kNone when num_speculative_tokens is 0
   std::int32_t num_speculative_tokens = 0;
   double spec_acceptance = 0;
   std::uint64_t spec_seed = 0;  // the engine's own random stream, for the acceptances
@@ -109,6 +111,11 @@ struct EngineCounters {
   std::int64_t spec_num_drafts = 0;
   std::int64_t spec_num_draft_tokens = 0;
   std::int64_t spec_num_accepted_tokens = 0;
+
+  // Field by field: a pod adds the counters of its crashed processes, a run subtracts those at
+  // the start of its measurement window.
+  EngineCounters& operator+=(const EngineCounters& o);
+  EngineCounters& operator-=(const EngineCounters& o);
 };
 
 class Engine {

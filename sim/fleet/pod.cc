@@ -49,19 +49,7 @@ Pod::Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
 
 EngineCounters Pod::counters() const {
   EngineCounters c = engine_->counters();
-  c.prefix_cache_queries += retired_.prefix_cache_queries;
-  c.prefix_cache_hits += retired_.prefix_cache_hits;
-  c.prompt_tokens += retired_.prompt_tokens;
-  c.generation_tokens += retired_.generation_tokens;
-  c.num_preemptions += retired_.num_preemptions;
-  c.request_success += retired_.request_success;
-  c.steps += retired_.steps;
-  c.external_prefix_cache_queries += retired_.external_prefix_cache_queries;
-  c.external_prefix_cache_hits += retired_.external_prefix_cache_hits;
-  c.offload_stored_blocks += retired_.offload_stored_blocks;
-  c.spec_num_drafts += retired_.spec_num_drafts;
-  c.spec_num_draft_tokens += retired_.spec_num_draft_tokens;
-  c.spec_num_accepted_tokens += retired_.spec_num_accepted_tokens;
+  c += retired_;
   return c;
 }
 

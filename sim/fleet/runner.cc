@@ -89,8 +89,8 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
-  b.config.draft = DraftCost(spec_method_from(server.get_string("speculative_method")), gpu, llm,
-                             tp, pool.cost_model.get_double("compute_efficiency"),
+  b.config.draft = DraftCost(b.config.engine.spec_method, gpu, llm, tp,
+                             pool.cost_model.get_double("compute_efficiency"),
                              pool.cost_model.get_double("bandwidth_efficiency"));
   return b;
 }
@@ -150,7 +150,8 @@ FleetFacts fleet_facts(const Scenario& s) {
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
     }
     if (b.config.engine.num_speculative_tokens > 0) {
-      facts.speculative_method = pool.server.get_string("speculative_method");
+      facts.speculative_method =
+          spec_method_names()[static_cast<size_t>(b.config.engine.spec_method)];
       facts.num_speculative_tokens = b.config.engine.num_speculative_tokens;
     }
     f.pools.push_back(std::move(facts));
@@ -382,16 +383,12 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
 
   std::vector<PodSummary> per_pod;
   for (const auto& p : pods) {
-    const EngineCounters c = p->counters();
-    const EngineCounters b = window.base(static_cast<size_t>(p->index()));
-    per_pod.push_back(
-        {p->name(), 0, c.prefix_cache_queries - b.prefix_cache_queries,
-         c.prefix_cache_hits - b.prefix_cache_hits, c.num_preemptions - b.num_preemptions,
-         c.generation_tokens - b.generation_tokens,
-         c.external_prefix_cache_queries - b.external_prefix_cache_queries,
-         c.external_prefix_cache_hits - b.external_prefix_cache_hits,
-         c.spec_num_drafts - b.spec_num_drafts, c.spec_num_draft_tokens - b.spec_num_draft_tokens,
-         c.spec_num_accepted_tokens - b.spec_num_accepted_tokens});
+    EngineCounters c = p->counters();
+    c -= window.base(static_cast<size_t>(p->index()));
+    per_pod.push_back({p->name(), 0, c.prefix_cache_queries, c.prefix_cache_hits, c.num_preemptions,
+                       c.generation_tokens, c.external_prefix_cache_queries,
+                       c.external_prefix_cache_hits, c.spec_num_drafts, c.spec_num_draft_tokens,
+                       c.spec_num_accepted_tokens});
   }
   ArmResult out;
   out.name = arm.name;

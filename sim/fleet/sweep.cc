@@ -173,22 +173,23 @@ nlohmann::json sweep_json(const SweepResult& r) {
 
 namespace {
 
-bool any_kv_offload(const SweepResult& r) {
+// Whether any arm of any point has what `has` looks for.
+template <typename Has>
+bool any_arm(const SweepResult& r, Has has) {
   for (const auto& p : r.points) {
     for (const auto& a : p.result.arms) {
-      if (a.summary.kv_offload) return true;
+      if (has(a.summary)) return true;
     }
   }
   return false;
 }
 
+bool any_kv_offload(const SweepResult& r) {
+  return any_arm(r, [](const ArmSummary& s) { return s.kv_offload.has_value(); });
+}
+
 bool any_spec_decode(const SweepResult& r) {
-  for (const auto& p : r.points) {
-    for (const auto& a : p.result.arms) {
-      if (a.summary.spec_decode) return true;
-    }
-  }
-  return false;
+  return any_arm(r, [](const ArmSummary& s) { return s.spec_decode.has_value(); });
 }
 
 }  // namespace
