@@ -93,9 +93,15 @@ void init_catalog(py::module_& m) {
           d["num_experts"] = l.num_experts;
           d["experts_per_token"] = l.experts_per_token;
           d["moe_intermediate_size"] = l.moe_intermediate_size;
+          d["shared_expert_intermediate_size"] = l.shared_expert_intermediate_size;
+          d["dense_layers"] = l.dense_layers;
+          d["kv_lora_rank"] = l.kv_lora_rank;
+          d["sliding_window"] = l.sliding_window;
+          d["sliding_window_layers"] = l.sliding_layers;
           d["active_params_b"] = (l.active_params() + 2 * l.embedding_params()) / 1e9;
           d["weight_dtype"] = weight_dtype_name(l.weight_dtype);
           d["bytes_per_weight"] = l.bytes_per_linear_weight();
+          d["quantized"] = l.quantized_experts_only ? "experts" : "linear";
           d["weight_gib"] = l.weight_bytes_total() / (1024.0 * 1024 * 1024);
           d["kv_bytes_per_token_bf16"] = l.kv_bytes_per_token(2, 1);
           d["source"] = l.source;
@@ -105,10 +111,12 @@ void init_catalog(py::module_& m) {
       },
       "The LLM catalog (`fleet.model` values) as a list of dicts: name, params_b, layers, "
       "hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size, vocab_size, "
-      "num_experts, experts_per_token, moe_intermediate_size (0 for dense models), "
-      "active_params_b (a token's parameters, embedding and lm_head included), "
-      "weight_dtype (of the linear layers: bf16, fp8, int8, int4, fp4), bytes_per_weight, "
-      "weight_gib, kv_bytes_per_token_bf16, source.");
+      "num_experts, experts_per_token, moe_intermediate_size, shared_expert_intermediate_size, "
+      "dense_layers (0 for dense models), kv_lora_rank (latent attention; 0 = grouped KV "
+      "heads), sliding_window and sliding_window_layers (0 = none), active_params_b (a token's "
+      "parameters, embedding and lm_head included), weight_dtype (bf16, fp8, int8, int4, fp4, "
+      "mxfp4), quantized (which weights weight_dtype covers: linear or experts), "
+      "bytes_per_weight, weight_gib, kv_bytes_per_token_bf16 (every layer's), source.");
   m.def(
       "policies", [] { return entries(PolicyRegistry::instance(), true); },
       "Every registered routing policy (built in, or registered from Python) as a list of dicts: "

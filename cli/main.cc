@@ -237,8 +237,14 @@ int cmd_list(const std::string& what) {
     for (const auto& name : model_names()) {
       const LlmSpec& m = find_model(name);
       std::cout << std::left << std::setw(34) << name << std::right << std::setw(7) << m.params_b
-                << "B params  " << std::setw(3) << m.layers << " layers  " << m.num_kv_heads
-                << " KV heads  " << m.kv_bytes_per_token(2, 1) << " KV bytes/token (bf16)\n";
+                << "B params  " << std::setw(3) << m.layers << " layers  "
+                << (m.is_mla() ? "latent attention" : std::to_string(m.num_kv_heads) + " KV heads")
+                << "  " << m.kv_bytes_per_token(2, 1) << " KV bytes/token (bf16)"
+                << (m.sliding_window > 0
+                        ? ", " + std::to_string(m.sliding_layers) + " layers within " +
+                              std::to_string(m.sliding_window) + " tokens"
+                        : "")
+                << "\n";
     }
   }
   return 0;

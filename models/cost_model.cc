@@ -70,7 +70,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
                                                            : gpu_.interconnect_gbs),
       dequant_gemm_factor_(dequant_gemm_factor),
       allreduce_latency_us_(allreduce_latency_us),
-      kv_bytes_per_token_(0) {
+      kv_bytes_per_token_layer_(0) {
   if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
   if (compute_efficiency_ <= 0 || bandwidth_efficiency_ <= 0 || dequant_gemm_factor_ <= 0) {
     throw ScenarioError("cost model efficiencies must be > 0");
@@ -78,7 +78,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp,
   if (tp_ > 1 && allreduce_bandwidth_gbs_ <= 0) {
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
   }
-  kv_bytes_per_token_ = llm_.kv_bytes_per_token(kv_dtype_bytes, tp_);
+  kv_bytes_per_token_layer_ = llm_.kv_bytes_per_token_layer(kv_dtype_bytes, tp_);
 }
 
 namespace {
@@ -97,6 +97,11 @@ double native_peak(const GpuSpec& gpu, WeightDtype d) {
       return 0;
     case WeightDtype::kFp4:
       return gpu.fp4_tflops;
+    case WeightDtype::kMxfp4:
+      // vLLM's MXFP4 MoE runs W4A16 by default on every GPU: Triton or Marlin kernels before
+      // Blackwell, FlashInfer's MXFP4 x BF16 on it (quantization/mxfp4.py, get_mxfp4_backend;
+      // MXFP8 activations only on request, VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8).
+      return 0;
   }
   return 0;
 }
@@ -109,7 +114,8 @@ double RooflineCostModel::linear_peak_tflops() const {
 }
 
 bool RooflineCostModel::dequantizes_weights() const {
-  return llm_.weight_dtype != WeightDtype::kBf16 && native_peak(gpu_, llm_.weight_dtype) <= 0;
+  return llm_.weight_dtype != WeightDtype::kBf16 && llm_.active_quantized_params() > 0 &&
+         native_peak(gpu_, llm_.weight_dtype) <= 0;
 }
 
 double RooflineCostModel::weight_bytes_per_step(double tokens) const {
@@ -126,49 +132,77 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
     const double e = llm_.num_experts;
     const double touched =
         e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, std::max(tokens, 1.0)));
-    bytes -= (e - touched) * llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.layers;
+    bytes -=
+        (e - touched) * llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
   }
   return bytes / tp_;
 }
 
+namespace {
+
+// Query-key pairs of `n` new tokens after `c` cached ones, causal, when a query sees at most
+// `window` keys (0: all of them): the integral of min(position, window) over [c, c + n).
+double attention_pairs(double c, double n, double window) {
+  if (window <= 0 || c + n <= window) return n * (c + n / 2.0);
+  if (c >= window) return n * window;
+  return (window * window - c * c) / 2.0 + (c + n - window) * window;
+}
+
+}  // namespace
+
 RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchEntry> batch) const {
   Breakdown b;
   double tokens = 0;
-  double context = 0;
-  double attention_pairs = 0;  // sum of new x (context + new / 2): query-key pairs, causal
   double entries = 0;
+  double attention_flops = 0;  // per layer kind, summed below
+  double kv_read_tokens = 0;   // context tokens read, summed over layers
+  double up_projected = 0;     // MLA: cached context tokens a prefill re-expands
+  const double window = llm_.sliding_window;
+  const double full_layers = llm_.full_attention_layers();
+  const double sliding_layers = llm_.layers - full_layers;
   for (const auto& e : batch) {
     if (e.new_tokens <= 0) continue;
     const double n = e.new_tokens;
     const double c = e.context_tokens;
     tokens += n;
-    context += c;
-    attention_pairs += n * (c + n / 2.0);
     entries += 1;
+    // QK^T and PV: 2 FLOPs per multiply-add, per query-key pair, per head, per width.
+    const bool decode = e.new_tokens == 1;
+    const double per_pair =
+        2.0 * llm_.num_heads * (llm_.attention_qk_dim(decode) + llm_.attention_v_dim(decode));
+    attention_flops += per_pair * (full_layers * attention_pairs(c, n, 0) +
+                                   sliding_layers * attention_pairs(c, n, window));
+    kv_read_tokens += full_layers * c + sliding_layers * (window > 0 ? std::min(c, window) : c);
+    if (!decode) up_projected += c;
   }
   if (entries == 0) return b;
 
   const double parts = tp_;
-  // Linear layers: 2 FLOPs per weight per token, at the weights' compute dtype.
-  const double linear_flops = 2.0 * llm_.active_params() * tokens / parts;
-  // BF16 work: QK^T and PV (2 FLOPs x 2 products per query-key pair per head dimension) and
-  // the lm_head for one sampled position per request (vLLM computes logits only there).
-  const double attention_flops =
-      4.0 * llm_.layers * llm_.num_heads * llm_.head_dim * attention_pairs / parts;
+  // Linear layers: 2 FLOPs per weight per token, at the weights' compute dtype where they are
+  // quantized, BF16 elsewhere. MLA's prefills also re-expand their cached latent context.
+  const double quantized_flops = 2.0 * llm_.active_quantized_params() * tokens / parts;
+  const double bf16_linear_flops =
+      2.0 *
+      ((llm_.active_params() - llm_.active_quantized_params()) * tokens +
+       llm_.kv_up_projection_params() * llm_.layers * up_projected) /
+      parts;
+  // BF16 work: attention, and the lm_head for one sampled position per request (vLLM computes
+  // logits only there).
   const double logits_flops = 2.0 * llm_.embedding_params() * entries / parts;
-  const double bf16_flops = attention_flops + logits_flops;
-  b.flops = linear_flops + bf16_flops;
+  const double bf16_flops = attention_flops / parts + logits_flops + bf16_linear_flops;
+  b.flops = quantized_flops + bf16_flops;
   const double linear_efficiency =
       compute_efficiency_ * (dequantizes_weights() ? dequant_gemm_factor_ : 1.0);
-  b.compute_ms = (linear_flops / (linear_efficiency * linear_peak_tflops() * 1e12) +
+  b.compute_ms = (quantized_flops / (linear_efficiency * linear_peak_tflops() * 1e12) +
                   bf16_flops / (compute_efficiency_ * gpu_.bf16_tflops * 1e12)) *
                  1e3;
 
-  // DRAM traffic: weights once, the KV of every context token read, the new tokens' KV
-  // written. Activations are left out: at the sizes where they would matter (thousands of
-  // tokens) the step is compute-bound, so they never move the max().
-  const double kv = static_cast<double>(kv_bytes_per_token_);
-  b.bytes = weight_bytes_per_step(tokens) + kv * context + kv * tokens;
+  // DRAM traffic: weights once, the KV of every context token read (within the window on
+  // sliding layers), the new tokens' KV written. Activations are left out: at the sizes where
+  // they would matter (thousands of tokens) the step is compute-bound, so they never move the
+  // max().
+  const double kv_layer = static_cast<double>(kv_bytes_per_token_layer_);
+  b.bytes = weight_bytes_per_step(tokens) + kv_layer * (kv_read_tokens + tokens * llm_.layers);
   b.memory_ms = b.bytes / (bandwidth_efficiency_ * gpu_.memory_bandwidth_gbs * 1e9) * 1e3;
 
   if (tp_ > 1) {
@@ -208,8 +242,11 @@ std::string RooflineCostModel::describe() const {
          (llm_.is_moe() ? " at one token (" + std::to_string(llm_.experts_per_token) + " of " +
                               std::to_string(llm_.num_experts) + " experts)"
                         : "") +
-         ", KV " + std::to_string(kv_bytes_per_token_) + " B/token, overhead " +
-         fmt("%.2f", step_overhead_ms_) + " ms" +
+         ", KV " + std::to_string(kv_bytes_per_token_layer_ * llm_.layers) + " B/token" +
+         (llm_.sliding_window > 0 ? " (" + std::to_string(llm_.sliding_layers) + " layers within " +
+                                        std::to_string(llm_.sliding_window) + " tokens)"
+                                  : "") +
+         ", overhead " + fmt("%.2f", step_overhead_ms_) + " ms" +
          (tp_ > 1 ? ", all-reduce " + fmt("%.0f", allreduce_bandwidth_gbs_) + " GB/s after " +
                         fmt("%.1f", allreduce_latency_us_) + " us"
                   : "");

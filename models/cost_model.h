@@ -101,7 +101,7 @@ class RooflineCostModel : public CostModel {
   double allreduce_bandwidth_gbs_;
   double dequant_gemm_factor_;
   double allreduce_latency_us_;
-  std::int64_t kv_bytes_per_token_;  // per GPU
+  std::int64_t kv_bytes_per_token_layer_;  // per GPU
 };
 
 struct FittedCoefficients {

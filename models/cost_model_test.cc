@@ -143,6 +143,71 @@ TEST(RooflineCostModel, FourBitWeightsStreamAQuarterAndComputeWhereTheGpuCan) {
             0.3 * llama70b_as(WeightDtype::kBf16).weight_bytes_total());
 }
 
+TEST(RooflineCostModel, LatentAttentionReadsOneWholeLatentAndDecodesInItsSpace) {
+  const LlmSpec& ds = find_model("DeepSeek-V3");
+  const RooflineCostModel tp8 = roofline("H200", "DeepSeek-V3", 8);
+  // Every rank reads the whole 576-wide latent of every context token (MLA is MQA in decode).
+  const auto decode = tp8.breakdown(std::vector<BatchEntry>{{1, 10000}});
+  const double kv = 61.0 * 576 * 2;
+  EXPECT_NEAR(decode.bytes - tp8.weight_bytes_per_step(1), kv * 10001, 1);
+  // Decode attention in the latent space: QK over 512 + 64, PV over 512, for 128 heads split
+  // over 8 ranks; a prefill decompresses to 192-wide keys and 128-wide values instead.
+  const double linear = 2.0 * ds.active_params() / 8 + 2.0 * ds.embedding_params() / 8;
+  EXPECT_NEAR(decode.flops - linear, 2.0 * 128 * (576 + 512) * 61 * 10000.5 / 8, 1e3);
+  const auto prefill = tp8.breakdown(std::vector<BatchEntry>{{100, 0}});
+  EXPECT_NEAR(prefill.flops - linear * 100 + 2.0 * ds.embedding_params() / 8 * 99,
+              2.0 * 128 * (192 + 128) * 61 * (100 * 50.0) / 8, 1e3);
+  // A prefill that finds 1,000 tokens cached re-expands their latent through kv_b_proj.
+  const auto warm = tp8.breakdown(std::vector<BatchEntry>{{100, 1000}});
+  EXPECT_NEAR(warm.flops - prefill.flops,
+              2.0 * 128 * (192 + 128) * 61 * 100 * 1000 / 8 +
+                  2.0 * ds.kv_up_projection_params() * 61 * 1000 / 8,
+              1e3);
+}
+
+TEST(RooflineCostModel, SlidingLayersAttendAndReadWithinTheirWindow) {
+  const RooflineCostModel m = roofline("H100-SXM", "gpt-oss-120b");
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  const auto at = [&](std::int32_t context) {
+    return m.breakdown(std::vector<BatchEntry>{{1, context}});
+  };
+  // 18 full layers read every context token, 18 sliding ones the last 128: 2 KV heads x 8 x 64
+  // x 2 bytes a layer.
+  const double kv_layer = 2.0 * 8 * 64 * 2;
+  EXPECT_NEAR(at(10000).bytes - at(100).bytes, kv_layer * (18 * 9900 + 18 * (128 - 100)), 1);
+  // The new token's query sees 100.5 keys on average at 100 (it is half its own key), 128 at
+  // 10,000 on a sliding layer.
+  const double per_pair = 2.0 * 64 * (64 + 64);
+  EXPECT_NEAR(at(10000).flops - at(100).flops, per_pair * (18 * 9900 + 18 * 27.5), 1);
+  // A prefill of 1,000 fresh tokens: full layers see the causal triangle, sliding ones at most
+  // 128 keys: 128^2 / 2 + 872 x 128 pairs.
+  const auto prefill = m.breakdown(std::vector<BatchEntry>{{1000, 0}});
+  const double linear = 2.0 * oss.active_params() * 1000 + 2.0 * oss.embedding_params();
+  EXPECT_NEAR(prefill.flops - linear,
+              per_pair * (18 * 1000 * 500.0 + 18 * (128 * 64.0 + 872 * 128)), 1e3);
+}
+
+TEST(RooflineCostModel, ExpertOnlyMxfp4KeepsAttentionInBf16) {
+  const RooflineCostModel h100 = roofline("H100-SXM", "gpt-oss-120b");
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  // The experts are 4.25 bits a weight, everything else 16: one token streams its 4 experts a
+  // layer and all the rest but the embedding table.
+  const double expert_bytes = oss.expert_params() * 36 * (4.25 / 8);
+  const double bf16_bytes = (oss.params_b * 1e9 - 128 * oss.expert_params() * 36) * 2;
+  EXPECT_NEAR(oss.weight_bytes_total(), 128 * expert_bytes + bf16_bytes, 1e3);
+  EXPECT_NEAR(h100.weight_bytes_per_step(1),
+              4 * expert_bytes + bf16_bytes - oss.embedding_params() * 2, 1e3);
+  // W4A16 by default everywhere (Blackwell included), at the dequantizing GEMMs' speed; the
+  // BF16 attention at the dense efficiency.
+  EXPECT_TRUE(h100.dequantizes_weights());
+  EXPECT_TRUE(roofline("B200", "gpt-oss-120b").dequantizes_weights());
+  const auto p = h100.breakdown(std::vector<BatchEntry>{{4096, 0}});
+  const double quantized = 2.0 * oss.active_quantized_params() * 4096;
+  const double bf16 = p.flops - quantized;
+  EXPECT_NEAR(p.compute_ms, (quantized / (0.73 * 0.62 * 989.4e12) + bf16 / (0.73 * 989.4e12)) * 1e3,
+              1e-6);
+}
+
 TEST(RooflineCostModel, DequantFactorOnlyActsWithoutNativeTensorCores) {
   // L40S has FP8 tensor cores: FP8 weights run natively there, the factor does not apply.
   const RooflineCostModel l40s = roofline("L40S", "Qwen3-32B-FP8");

@@ -10,7 +10,7 @@ namespace fleetsim {
 
 Engine::Engine(const EngineConfig& config, std::int32_t num_blocks)
     : config_(config),
-      cache_(num_blocks, config.block_size, config.enable_prefix_caching),
+      cache_(num_blocks, config.block_size, config.enable_prefix_caching, config.sliding),
       spec_rng_(config.spec_seed) {
   if (config.max_num_batched_tokens <= 0 || config.max_num_seqs <= 0) {
     throw ScenarioError("max_num_batched_tokens and max_num_seqs must be positive");

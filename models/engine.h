@@ -36,6 +36,8 @@ struct EngineConfig {
   // all), so a long prefill is never preempted by its own later chunks.
   bool admit_whole_prompt = true;
   PrefixCountingMode counting = PrefixCountingMode::kPerRequest;
+  // A model with sliding-window layers: the blocks they hold beside the full-attention chain.
+  SlidingWindowBlocks sliding;
   // vLLM --async-scheduling: the next step is scheduled while this one runs on the GPU.
   bool async_scheduling = false;
   // KV offloading to host memory (vLLM --kv-offloading-size): the blocks the host tier holds

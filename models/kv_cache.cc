@@ -8,9 +8,16 @@
 
 namespace fleetsim {
 
+std::int32_t SlidingWindowBlocks::blocks_for(std::int32_t chain_blocks) const {
+  if (groups <= 0) return 0;
+  const std::int64_t pages = std::int64_t{groups} * std::min(chain_blocks, window_blocks);
+  const std::int64_t unit = std::max(full_groups, 1);
+  return static_cast<std::int32_t>((pages + unit - 1) / unit);
+}
+
 KvBlockCache::KvBlockCache(std::int32_t num_blocks, std::int32_t block_size,
-                           bool enable_prefix_caching)
-    : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
+                           bool enable_prefix_caching, SlidingWindowBlocks sliding)
+    : block_size_(block_size), prefix_caching_(enable_prefix_caching), sliding_(sliding) {
   if (num_blocks <= 0) {
     throw InternalError("KvBlockCache: num_blocks must be positive, got " +
                         std::to_string(num_blocks));
@@ -49,8 +56,10 @@ std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
                                         std::int32_t num_cached_blocks,
                                         std::int32_t total_tokens) const {
   const std::int32_t needed = blocks_needed(total_tokens);
+  const std::int32_t window = sliding_.blocks_for(needed);
   if (held != nullptr) {
-    return std::max(0, needed - static_cast<std::int32_t>(held->blocks.size()));
+    return std::max(0, needed - static_cast<std::int32_t>(held->blocks.size())) +
+           std::max(0, window - static_cast<std::int32_t>(held->window.size()));
   }
   if (num_cached_blocks < 0 || num_cached_blocks > needed ||
       static_cast<size_t>(num_cached_blocks) > hashes.size() ||
@@ -60,7 +69,7 @@ std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
                         std::to_string(hashes.size()) + " hashes");
   }
   // A cached block nobody holds sits in the free queue: touching it costs a queue entry too.
-  std::int32_t demand = needed - num_cached_blocks;
+  std::int32_t demand = needed - num_cached_blocks + window;
   for (std::int32_t i = 0; i < num_cached_blocks; ++i) {
     const std::int32_t b = cached_block(hashes[static_cast<size_t>(i)]);
     if (b == kNone) {
@@ -109,6 +118,13 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
     blocks_[static_cast<size_t>(b)].ref = 1;
     list.push_back(b);
   }
+  auto& window = it->second.window;
+  const std::int32_t window_needed = sliding_.blocks_for(needed);
+  while (static_cast<std::int32_t>(window.size()) < window_needed) {
+    const std::int32_t b = pop_free_head();
+    blocks_[static_cast<size_t>(b)].ref = 1;
+    window.push_back(b);
+  }
   return true;
 }
 
@@ -137,6 +153,11 @@ void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockH
 void KvBlockCache::free(std::int64_t req_id) {
   const auto it = requests_.find(req_id);
   if (it == requests_.end()) return;
+  // The window's unhashed blocks go first: reusing them evicts nothing.
+  for (const std::int32_t b : it->second.window) {
+    blocks_[static_cast<size_t>(b)].ref = 0;
+    queue_push_back(b);
+  }
   auto& list = it->second.blocks;
   for (auto b = list.rbegin(); b != list.rend(); ++b) {
     Block& block = blocks_[static_cast<size_t>(*b)];
@@ -149,7 +170,9 @@ void KvBlockCache::free(std::int64_t req_id) {
 
 std::int32_t KvBlockCache::blocks_held(std::int64_t req_id) const {
   const auto it = requests_.find(req_id);
-  return it == requests_.end() ? 0 : static_cast<std::int32_t>(it->second.blocks.size());
+  return it == requests_.end()
+             ? 0
+             : static_cast<std::int32_t>(it->second.blocks.size() + it->second.window.size());
 }
 
 void KvBlockCache::queue_remove(std::int32_t b) {
@@ -250,11 +273,13 @@ void KvBlockCache::check_invariants() const {
   }
   std::int64_t held = 0;
   for (const auto& [id, req] : requests_) {
-    held += static_cast<std::int64_t>(req.blocks.size());
-    for (const std::int32_t b : req.blocks) {
-      if (b < 0 || static_cast<size_t>(b) >= blocks_.size() ||
-          blocks_[static_cast<size_t>(b)].ref <= 0) {
-        fail("request " + std::to_string(id) + " holds a free or invalid block");
+    held += static_cast<std::int64_t>(req.blocks.size() + req.window.size());
+    for (const auto* list : {&req.blocks, &req.window}) {
+      for (const std::int32_t b : *list) {
+        if (b < 0 || static_cast<size_t>(b) >= blocks_.size() ||
+            blocks_[static_cast<size_t>(b)].ref <= 0) {
+          fail("request " + std::to_string(id) + " holds a free or invalid block");
+        }
       }
     }
   }

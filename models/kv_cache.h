@@ -31,9 +31,25 @@ struct KvEvent {
   BlockHash hash = 0;
 };
 
+// The blocks of a model's sliding-window layers, as vLLM's hybrid KV cache manager holds them
+// (vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager). The layers are split
+// into groups of equal size, and a block id is one page in every layer of a group. The cache's
+// own chain of hashed blocks is the full-attention groups' (`full_groups` block ids per block
+// of the chain); each of `groups` sliding groups holds, beside it, the blocks of its last
+// window only (out-of-window blocks are freed as the request grows), at most `window_blocks`.
+struct SlidingWindowBlocks {
+  std::int32_t groups = 0;  // 0: no sliding-window layers
+  std::int32_t window_blocks = 0;
+  std::int32_t full_groups = 1;
+  // Blocks of the cache's unit that a request of `chain_blocks` full-attention blocks holds
+  // for its sliding layers.
+  std::int32_t blocks_for(std::int32_t chain_blocks) const;
+};
+
 class KvBlockCache {
  public:
-  KvBlockCache(std::int32_t num_blocks, std::int32_t block_size, bool enable_prefix_caching);
+  KvBlockCache(std::int32_t num_blocks, std::int32_t block_size, bool enable_prefix_caching,
+               SlidingWindowBlocks sliding = {});
 
   // Leading blocks of `hashes` found in the cache, stopping at the first miss and capped at
   // floor((num_tokens - 1) / block_size) so the last prompt token is always recomputed.
@@ -58,6 +74,7 @@ class KvBlockCache {
   void free(std::int64_t req_id);
 
   std::int32_t block_size() const { return block_size_; }
+  const SlidingWindowBlocks& sliding() const { return sliding_; }
   std::int32_t num_blocks() const { return num_blocks_; }
   // Blocks with ref count 0, cached or not.
   std::int32_t num_free_blocks() const { return num_free_; }
@@ -91,6 +108,8 @@ class KvBlockCache {
 
   struct RequestBlocks {
     std::vector<std::int32_t> blocks;
+    // The sliding-window layers' blocks: never hashed here (a hit is decided by the chain).
+    std::vector<std::int32_t> window;
     // Leading blocks already offered to the hash map (registered or left unhashed).
     std::int32_t num_registered = 0;
   };
@@ -114,6 +133,7 @@ class KvBlockCache {
   std::vector<KvEvent>* events_ = nullptr;
   std::int32_t block_size_;
   bool prefix_caching_;
+  SlidingWindowBlocks sliding_;
   // The queue of released blocks (after the untouched ones).
   std::int32_t head_ = kNone;
   std::int32_t tail_ = kNone;

@@ -295,9 +295,9 @@ TEST(KvBlockCache, RejectsCallerBugs) {
   c.check_invariants();
 }
 
-TEST(KvBlockCache, FuzzKeepsInvariants) {
+void fuzz_keeps_invariants(SlidingWindowBlocks sliding) {
   constexpr std::int32_t kBlockSize = 4;
-  KvBlockCache c(64, kBlockSize, true);
+  KvBlockCache c(64, kBlockSize, true, sliding);
   std::mt19937_64 rng(20240611);
   // Requests draw hashes from a few prefix families so that hits, sharing and evictions all occur.
   const auto hashes_for = [](std::int64_t id) {
@@ -329,7 +329,8 @@ TEST(KvBlockCache, FuzzKeepsInvariants) {
         ++allocated;
         hit_blocks += hit;
         tokens[id] = n;
-        ASSERT_EQ(c.blocks_held(id), (n + kBlockSize - 1) / kBlockSize);
+        const std::int32_t chain = (n + kBlockSize - 1) / kBlockSize;
+        ASSERT_EQ(c.blocks_held(id), chain + sliding.blocks_for(chain));
         c.cache_full_blocks(id, h, n);
       } else {
         ++refused;
@@ -368,6 +369,52 @@ TEST(KvBlockCache, FuzzKeepsInvariants) {
   EXPECT_GT(c.evictions(), 0);
   for (const auto& entry : tokens) c.free(entry.first);
   EXPECT_EQ(c.num_free_blocks(), c.num_blocks());
+  c.check_invariants();
+}
+
+TEST(KvBlockCache, FuzzKeepsInvariants) { fuzz_keeps_invariants({}); }
+
+TEST(KvBlockCache, FuzzKeepsInvariantsWithSlidingWindowLayers) {
+  fuzz_keeps_invariants({.groups = 1, .window_blocks = 3, .full_groups = 1});
+  fuzz_keeps_invariants({.groups = 6, .window_blocks = 2, .full_groups = 1});
+}
+
+// gpt-oss: one full and one sliding group. Gemma 3: one full, six sliding groups.
+TEST(KvBlockCache, SlidingWindowLayersHoldTheirLastWindowBesideTheChain) {
+  const SlidingWindowBlocks oss{.groups = 1, .window_blocks = 9, .full_groups = 1};
+  EXPECT_EQ(oss.blocks_for(4), 4);
+  EXPECT_EQ(oss.blocks_for(100), 9);
+  const SlidingWindowBlocks gemma{.groups = 6, .window_blocks = 65, .full_groups = 1};
+  EXPECT_EQ(gemma.blocks_for(10), 60);
+  EXPECT_EQ(gemma.blocks_for(1000), 390);
+  EXPECT_EQ((SlidingWindowBlocks{.groups = 1, .window_blocks = 5, .full_groups = 2}).blocks_for(9),
+            3);  // 5 pages of a group in units of 2
+
+  KvBlockCache c(12, 4, true, {.groups = 1, .window_blocks = 3, .full_groups = 1});
+  const Hashes a = {11, 12, 13, 14, 15, 16, 17, 18};
+  // 8 blocks of the chain and 3 of the window: 11 of 12.
+  ASSERT_TRUE(c.allocate(1, a, 0, 32));
+  EXPECT_EQ(c.blocks_held(1), 11);
+  EXPECT_EQ(c.num_free_blocks(), 1);
+  c.cache_full_blocks(1, a, 32);
+  EXPECT_EQ(c.num_cached_blocks(), 8);  // the window's blocks are never hashed
+  c.free(1);
+  EXPECT_EQ(c.num_free_blocks(), 12);
+  // A request that hits the chain still takes a window of its own: the hit is decided by the
+  // full-attention chain. Its 4 new blocks are the untouched one and the old window's.
+  EXPECT_EQ(c.lookup(a, 33), 8);
+  ASSERT_TRUE(c.allocate(2, a, 8, 33));
+  EXPECT_EQ(c.blocks_held(2), 12);
+  EXPECT_EQ(c.num_free_blocks(), 0);
+  EXPECT_EQ(c.evictions(), 0);
+  EXPECT_FALSE(c.can_allocate(3, Hashes{91}, 0, 1));
+  // Released, the window's blocks go to the queue ahead of the chain's, so a new request of
+  // 3 + 3 blocks takes them and the chain's partial tail before it evicts two cached blocks
+  // (five if the window went last).
+  c.free(2);
+  ASSERT_TRUE(c.allocate(3, Hashes{91, 92, 93}, 0, 12));
+  EXPECT_EQ(c.evictions(), 2);
+  EXPECT_EQ(c.lookup(a, 33), 6);
   c.check_invariants();
 }
 

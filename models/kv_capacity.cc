@@ -48,9 +48,13 @@ double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
   // (residual stream, normed input, attention output, MLP output). An MoE layer holds them for
   // each of a token's k experts, plus the k expert outputs before their weighted sum (vLLM's
   // fused_moe intermediate caches [T, k, 2 I], [T k, I] and [T, k, H]).
-  const double mlp = llm.is_moe() ? llm.experts_per_token *
-                                        (3.0 * llm.moe_intermediate_size / parts + llm.hidden_size)
-                                  : 3.0 * static_cast<double>(llm.intermediate_size) / parts;
+  const double dense = 3.0 * static_cast<double>(llm.intermediate_size) / parts;
+  const double mlp =
+      llm.is_moe() ? std::max(llm.dense_layers > 0 ? dense : 0.0,
+                              llm.experts_per_token *
+                                      (3.0 * llm.moe_intermediate_size / parts + llm.hidden_size) +
+                                  3.0 * llm.shared_expert_intermediate_size / parts)
+                   : dense;
   const double per_token = mlp + 4.0 * llm.hidden_size;
   const double forward = tokens * per_token * kActivationBytes;
   // The dummy sampler run computes logits for min(max_num_seqs, T) requests over the full
@@ -61,6 +65,24 @@ double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
   // A100 (8192 tokens, 256 seqs) gives 0.20 + 0.36 = 0.57 GiB; vLLM's own log (PR #24577: 1.12
   // GiB of weights, 69.66 GiB of KV at 0.9 x 79.25 GiB) leaves 0.55 GiB for activations.
   return forward + sampler;
+}
+
+SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block_size,
+                                          std::int32_t* layers_per_group) {
+  SlidingWindowBlocks s;
+  const std::int32_t full = llm.full_attention_layers();
+  const std::int32_t sliding = llm.layers - full;
+  std::int32_t size = llm.layers;
+  if (sliding > 0 && full > 0) {
+    const std::int32_t small = std::min(full, sliding);
+    const std::int32_t large = std::max(full, sliding);
+    size = 2 * large < 3 * small ? large : small;
+    s.full_groups = (full + size - 1) / size;
+    s.groups = (sliding + size - 1) / size;
+    s.window_blocks = (llm.sliding_window - 1 + block_size - 1) / block_size + 1;
+  }
+  if (layers_per_group != nullptr) *layers_per_group = size;
+  return s;
 }
 
 KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
@@ -91,7 +113,9 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
   cap.activation_bytes = profiling_activation_bytes(llm, tp, max_num_batched_tokens, max_num_seqs);
   cap.cuda_graph_bytes = kCudaGraphBytes;
   cap.kv_bytes = cap.usable_bytes - cap.weight_bytes - cap.activation_bytes - cap.cuda_graph_bytes;
-  cap.bytes_per_token = llm.kv_bytes_per_token(kv_dtype_bytes, tp);
+  cap.sliding = sliding_window_blocks(llm, block_size, &cap.layers_per_group);
+  cap.bytes_per_token = llm.kv_bytes_per_token_layer(kv_dtype_bytes, tp) * cap.layers_per_group *
+                        cap.sliding.full_groups;
 
   const double block_bytes = static_cast<double>(cap.bytes_per_token) * block_size;
   cap.num_blocks =

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "models/gpu_catalog.h"
+#include "models/kv_cache.h"
 #include "models/llm_catalog.h"
 
 namespace fleetsim {
@@ -19,9 +20,24 @@ struct KvCapacity {
   double activation_bytes = 0;  // peak of the profiling run (forward pass + dummy sampler)
   double cuda_graph_bytes = 0;  // memory the captured CUDA graphs hold
   double kv_bytes = 0;          // what is left for the KV cache
+  // Bytes one token of a block costs: every layer's KV, or with sliding-window layers the
+  // pages of the full-attention groups (the blocks those groups hold for a sliding group are
+  // counted in the same unit, in `sliding`).
   std::int64_t bytes_per_token = 0;
   std::int64_t num_blocks = 0;  // floor(kv_bytes / (bytes_per_token x block_size))
+  std::int32_t layers_per_group = 0;
+  SlidingWindowBlocks sliding;
 };
+
+// How vLLM's hybrid KV cache manager groups the layers of a model with sliding-window layers
+// (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size): a group size of the
+// smaller of the two layer counts (the larger when it is under 1.5 times the smaller, padding
+// the groups), each kind split into ceil(count / size) groups; a block id is a page in each
+// layer of a group, so every block costs `size` layers' pages whichever group holds it. A
+// sliding group holds at most ceil((window - 1) / block_size) + 1 blocks a request. Without
+// sliding layers: one group of every layer.
+SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block_size,
+                                          std::int32_t* layers_per_group = nullptr);
 
 // Throws ScenarioError when an argument is out of range, or when the model does not fit (no
 // room for even one KV block); the message names the GPU, the model, the weights and the

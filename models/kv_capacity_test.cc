@@ -56,6 +56,43 @@ TEST(KvCapacity, AnMoeForwardHoldsEachChosenExpertsActivations) {
   EXPECT_NEAR(profiling_activation_bytes(m, 1, 2048, 256) - sampler, 2048.0 * 43008 * 2, 1);
 }
 
+// vLLM's hybrid KV cache manager: groups of equal size, a block id a page in each layer of a
+// group, a sliding group's blocks capped at its window (kv_cache_utils.py, the design doc's
+// Gemma 3 example: 10 full and 52 sliding layers, groups of 10).
+TEST(KvCapacity, SlidingWindowLayersShareThePoolInGroupsOfEqualSize) {
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  std::int32_t size = 0;
+  const SlidingWindowBlocks s = sliding_window_blocks(oss, 16, &size);
+  EXPECT_EQ(size, 18);
+  EXPECT_EQ(s.full_groups, 1);
+  EXPECT_EQ(s.groups, 1);
+  EXPECT_EQ(s.window_blocks, 9);  // ceil(127 / 16) + 1
+  const KvCapacity cap = compute_kv_capacity(find_gpu("H200"), oss, 0.9, 1, 2, 16, 8192);
+  EXPECT_EQ(cap.bytes_per_token, 2 * 8 * 64 * 2 * 18);  // the full layers' half of the KV
+  EXPECT_EQ(cap.sliding.window_blocks, 9);
+
+  LlmSpec gemma = oss;  // Gemma 3 27B's layer counts and window
+  gemma.layers = 62;
+  gemma.sliding_layers = 52;
+  gemma.sliding_window = 1024;
+  const SlidingWindowBlocks g = sliding_window_blocks(gemma, 16, &size);
+  EXPECT_EQ(size, 10);
+  EXPECT_EQ(g.full_groups, 1);
+  EXPECT_EQ(g.groups, 6);
+  EXPECT_EQ(g.window_blocks, 65);
+  // Counts within 1.5 of each other take the larger as the size (vLLM's gpt-oss-20b with an
+  // EAGLE layer: 12 sliding, 13 full, one group each padded to 13).
+  gemma.layers = 25;
+  gemma.sliding_layers = 12;
+  const SlidingWindowBlocks e = sliding_window_blocks(gemma, 16, &size);
+  EXPECT_EQ(size, 13);
+  EXPECT_EQ(e.full_groups, 1);
+  EXPECT_EQ(e.groups, 1);
+  // Without sliding layers: one group of every layer, as before.
+  EXPECT_EQ(sliding_window_blocks(find_model("Qwen3-32B"), 16, &size).groups, 0);
+  EXPECT_EQ(size, 64);
+}
+
 TEST(KvCapacity, MoreUtilizationMoreBlocks) {
   const GpuSpec& gpu = find_gpu("H100-SXM");
   const LlmSpec& llm = find_model("Llama-3.1-8B");

@@ -24,6 +24,62 @@ constexpr double kBf16Bytes = 2.0;
 //  - RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic (llm-compressor FP8_DYNAMIC scheme): the card says
 //    only "the weights and activations of the linear operators within transformers blocks are
 //    quantized"; lm_head is in the recipe's ignore list. Per-channel scales: negligible.
+// deepseek-ai/DeepSeek-V3 (and DeepSeek-R1, the same shapes) config.json: 61 layers of
+// multi-head latent attention (128 heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope
+// 64, v 128); the first 3 layers dense (first_k_dense_replace, intermediate 18432), the other 58
+// 256 routed experts of 2048 (8 a token) and one shared expert; vocab 129280; FP8 e4m3 with
+// 128 x 128 block scales, as released. Card: 671B parameters (and a 14B multi-token-prediction
+// module that vLLM loads only to speculate), 37B activated.
+LlmSpec deepseek_v3(const char* name) {
+  LlmSpec m{name,
+            61,
+            7168,
+            128,
+            128,
+            128,
+            18432,
+            129280,
+            671.0264,
+            WeightDtype::kFp8,
+            std::string("huggingface.co/deepseek-ai/") + name + " config.json",
+            256,
+            8,
+            2048};
+  m.shared_expert_intermediate_size = 2048;
+  m.dense_layers = 3;
+  m.kv_lora_rank = 512;
+  m.q_lora_rank = 1536;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  return m;
+}
+
+// openai/gpt-oss-20b and -120b config.json: 64 query heads and 8 KV heads of 64, attention
+// alternating between a 128-token sliding window and full (layer_types), experts of 2880 (4 a
+// token), vocab 201088; the experts in MXFP4, attention, router, embeddings and lm_head in BF16
+// (modules_to_not_convert). arXiv 2508.10925, table 1: 20.91B and 116.83B parameters.
+LlmSpec gpt_oss(const char* name, std::int32_t layers, std::int32_t experts, double params_b) {
+  LlmSpec m{name,
+            layers,
+            2880,
+            64,
+            8,
+            64,
+            2880,
+            201088,
+            params_b,
+            WeightDtype::kMxfp4,
+            std::string("huggingface.co/openai/") + name + " config.json",
+            experts,
+            4,
+            2880};
+  m.sliding_window = 128;
+  m.sliding_layers = layers / 2;
+  m.quantized_experts_only = true;
+  return m;
+}
+
 std::vector<LlmSpec> make_catalog() {
   return {
       // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json; card: 32.8B, 31.2B non-embedding.
@@ -66,6 +122,10 @@ std::vector<LlmSpec> make_catalog() {
       // 1536, 8 a token; card: 235B total, 22B activated, 234B non-embedding.
       {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936, WeightDtype::kFp8,
        "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json", 128, 8, 1536},
+      deepseek_v3("DeepSeek-V3"),
+      deepseek_v3("DeepSeek-R1"),
+      gpt_oss("gpt-oss-20b", 24, 32, 20.9144),
+      gpt_oss("gpt-oss-120b", 36, 128, 116.8294),
   };
 }
 
@@ -73,48 +133,98 @@ std::vector<LlmSpec> make_catalog() {
 
 namespace {
 
-// q, k, v projections (h -> q + 2 kv) and the o projection (q -> h) of one layer.
+// The attention projections of one layer. Grouped KV heads: q, k, v (h -> q + 2 kv) and o
+// (q -> h). MLA (DeepSeek-V2 modeling code): q through its low-rank bottleneck or directly
+// (h -> heads x (nope + rope)), the joint latent and rotary key (h -> kv_lora + rope), the
+// latent's per-head up-projection (kv_b_proj) and o (heads x v_head_dim -> h).
 double attention_params(const LlmSpec& m) {
   const double h = m.hidden_size;
+  if (m.is_mla()) {
+    const double q_width =
+        static_cast<double>(m.num_heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * q_width : h * q_width;
+    const double kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim);
+    const double o = static_cast<double>(m.num_heads) * m.v_head_dim * h;
+    return q + kv_down + m.kv_up_projection_params() + o;
+  }
   const double q = static_cast<double>(m.num_heads) * m.head_dim;
   const double kv = static_cast<double>(m.num_kv_heads) * m.head_dim;
   return h * (q + 2 * kv) + q * h;
 }
 
+// Gate, up (h -> 2 x width) and down (width -> h) of a gated MLP.
+double mlp_params(double hidden, double width) { return 3.0 * hidden * width; }
+
 }  // namespace
 
+std::int32_t LlmSpec::attention_qk_dim(bool decode) const {
+  if (!is_mla()) return head_dim;
+  return decode ? kv_lora_rank + qk_rope_head_dim : qk_nope_head_dim + qk_rope_head_dim;
+}
+
+std::int32_t LlmSpec::attention_v_dim(bool decode) const {
+  if (!is_mla()) return head_dim;
+  return decode ? kv_lora_rank : v_head_dim;
+}
+
+double LlmSpec::kv_up_projection_params() const {
+  return is_mla() ? static_cast<double>(kv_lora_rank) * num_heads * (qk_nope_head_dim + v_head_dim)
+                  : 0.0;
+}
+
 double LlmSpec::expert_params() const {
-  return is_moe() ? 3.0 * hidden_size * static_cast<double>(moe_intermediate_size) : 0.0;
+  return is_moe() ? mlp_params(hidden_size, moe_intermediate_size) : 0.0;
 }
 
-double LlmSpec::active_params() const {
-  // Gate and up (h -> 2 x I) and down (I -> h) of the dense MLP, or of each chosen expert.
-  const double mlp = is_moe() ? experts_per_token * expert_params()
-                              : 3.0 * hidden_size * static_cast<double>(intermediate_size);
-  return (attention_params(*this) + mlp) * layers;
+namespace {
+
+// Every layer's attention, the dense layers' MLPs and the expert layers' shared experts, plus
+// `experts` routed experts in each expert layer.
+double decoder_params(const LlmSpec& m, double experts) {
+  const double dense_mlp = mlp_params(m.hidden_size, m.intermediate_size);
+  if (!m.is_moe()) return (attention_params(m) + dense_mlp) * m.layers;
+  const double expert_layer =
+      mlp_params(m.hidden_size, m.shared_expert_intermediate_size) + experts * m.expert_params();
+  return attention_params(m) * m.layers + dense_mlp * m.dense_layers +
+         expert_layer * m.moe_layers();
 }
 
-double LlmSpec::linear_params() const {
-  if (!is_moe()) return active_params();
-  return (attention_params(*this) + num_experts * expert_params()) * layers;
+}  // namespace
+
+double LlmSpec::active_params() const { return decoder_params(*this, experts_per_token); }
+
+double LlmSpec::linear_params() const { return decoder_params(*this, num_experts); }
+
+double LlmSpec::active_quantized_params() const {
+  return quantized_experts_only ? experts_per_token * expert_params() * moe_layers()
+                                : active_params();
+}
+
+double LlmSpec::quantized_params() const {
+  return quantized_experts_only ? num_experts * expert_params() * moe_layers() : linear_params();
 }
 
 double LlmSpec::embedding_params() const { return static_cast<double>(vocab_size) * hidden_size; }
 
 double LlmSpec::weight_bytes_total() const {
-  const double linear = linear_params();
-  const double other = params_b * 1e9 - linear;
-  return linear * bytes_per_linear_weight() + other * kBf16Bytes;
+  const double quantized = quantized_params();
+  const double other = params_b * 1e9 - quantized;
+  return quantized * bytes_per_linear_weight() + other * kBf16Bytes;
+}
+
+std::int64_t LlmSpec::kv_bytes_per_token_layer(std::int32_t kv_dtype_bytes, std::int32_t tp) const {
+  if (is_mla()) return std::int64_t{kv_lora_rank + qk_rope_head_dim} * kv_dtype_bytes;
+  const std::int32_t parts = std::max<std::int32_t>(1, tp);
+  const std::int32_t heads_here = std::max<std::int32_t>(1, (num_kv_heads + parts - 1) / parts);
+  return std::int64_t{2} * heads_here * head_dim * kv_dtype_bytes;
 }
 
 std::int64_t LlmSpec::kv_bytes_per_token(std::int32_t kv_dtype_bytes, std::int32_t tp) const {
-  const std::int32_t parts = std::max<std::int32_t>(1, tp);
-  const std::int32_t heads_here = std::max<std::int32_t>(1, (num_kv_heads + parts - 1) / parts);
-  return std::int64_t{2} * layers * heads_here * head_dim * kv_dtype_bytes;
+  return kv_bytes_per_token_layer(kv_dtype_bytes, tp) * layers;
 }
 
 const std::vector<std::string>& weight_dtype_names() {
-  static const std::vector<std::string> kNames = {"bf16", "fp8", "int8", "int4", "fp4"};
+  static const std::vector<std::string> kNames = {"bf16", "fp8", "int8", "int4", "fp4", "mxfp4"};
   return kNames;
 }
 
@@ -137,6 +247,9 @@ double bytes_per_weight(WeightDtype d) {
       // NVFP4: an FP8 e4m3 scale per 16 weights (NVIDIA's NVFP4 format; one FP32 per tensor
       // besides): 4 + 8/16 bits.
       return (4.0 + 8.0 / 16.0) / 8.0;
+    case WeightDtype::kMxfp4:
+      // OCP Microscaling MXFP4: E2M1 elements, an E8M0 scale per block of 32: 4 + 8/32 bits.
+      return (4.0 + 8.0 / 32.0) / 8.0;
   }
   return 2.0;
 }

@@ -10,14 +10,15 @@ namespace fleetsim {
 
 // How a checkpoint stores its linear-layer weights (embeddings, lm_head and norms stay BF16).
 enum class WeightDtype {
-  kBf16,  // BF16 or FP16
-  kFp8,   // FP8 e4m3 (block or per-channel scales): W8A8 on FP8 tensor cores, else W8A16
-  kInt8,  // INT8 W8A8 (per-channel scales, dynamic per-token activations)
-  kInt4,  // INT4 W4A16 (AWQ, GPTQ): group-128 FP16 scales and 4-bit zero points
-  kFp4,   // NVFP4 W4A4: an FP8 scale per 16 weights; W4A16 where there are no FP4 tensor cores
+  kBf16,   // BF16 or FP16
+  kFp8,    // FP8 e4m3 (block or per-channel scales): W8A8 on FP8 tensor cores, else W8A16
+  kInt8,   // INT8 W8A8 (per-channel scales, dynamic per-token activations)
+  kInt4,   // INT4 W4A16 (AWQ, GPTQ): group-128 FP16 scales and 4-bit zero points
+  kFp4,    // NVFP4 W4A4: an FP8 scale per 16 weights; W4A16 where there are no FP4 tensor cores
+  kMxfp4,  // MXFP4 (OCP microscaling): an E8M0 scale per 32 weights; W4A16 without FP4 cores
 };
 
-// The names a scenario uses (bf16, fp8, int8, int4, fp4), in enum order.
+// The names a scenario uses (bf16, fp8, int8, int4, fp4, mxfp4), in enum order.
 const std::vector<std::string>& weight_dtype_names();
 const std::string& weight_dtype_name(WeightDtype d);
 // Stored bytes per weight, scales and zero points included.
@@ -42,8 +43,41 @@ struct LlmSpec {
   std::int32_t moe_intermediate_size = 0;  // moe_intermediate_size
   // tie_word_embeddings: lm_head is the embedding table, held once (none of the catalog's).
   bool tied_embeddings = false;
+  // An MoE model's other MLPs (DeepSeek-V3, Kimi K2, Qwen2-MoE, GLM-4.5): a shared expert every
+  // token passes through beside its routed ones (DeepSeek: n_shared_experts x
+  // moe_intermediate_size wide; Qwen2-MoE: shared_expert_intermediate_size), and leading layers
+  // whose MLP is dense, intermediate_size wide (first_k_dense_replace).
+  std::int32_t shared_expert_intermediate_size = 0;
+  std::int32_t dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; 0 = grouped KV heads): K and V are
+  // one compressed latent of kv_lora_rank plus a shared rotary key of qk_rope_head_dim a token,
+  // up-projected per head to qk_nope_head_dim keys and v_head_dim values; queries go through a
+  // q_lora_rank bottleneck (0 = a direct projection).
+  std::int32_t kv_lora_rank = 0;
+  std::int32_t q_lora_rank = 0;
+  std::int32_t qk_nope_head_dim = 0;
+  std::int32_t qk_rope_head_dim = 0;
+  std::int32_t v_head_dim = 0;
+  // Sliding-window attention on some layers (gpt-oss: every other one; Gemma 3: five in six):
+  // a query of those layers sees the last sliding_window tokens only (0 = no window).
+  std::int32_t sliding_window = 0;
+  std::int32_t sliding_layers = 0;
+  // weight_dtype covers the routed experts only; attention and the rest stay BF16 (gpt-oss's
+  // MXFP4 checkpoints: modules_to_not_convert lists the attention, router, embeddings, lm_head).
+  bool quantized_experts_only = false;
 
   bool is_moe() const { return num_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // Layers whose MLP is the routed experts (every layer but the dense ones).
+  std::int32_t moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
+  std::int32_t full_attention_layers() const {
+    return sliding_window > 0 ? layers - sliding_layers : layers;
+  }
+  // Query-key width and value width of one head's attention: the decompressed heads of MLA in a
+  // prefill (qk_nope + qk_rope, v_head_dim), or in a decode, where vLLM multiplies the queries
+  // into the latent space instead (kv_lora + qk_rope, kv_lora); head_dim twice for GQA.
+  std::int32_t attention_qk_dim(bool decode) const;
+  std::int32_t attention_v_dim(bool decode) const;
   double bytes_per_linear_weight() const { return bytes_per_weight(weight_dtype); }
   // Parameters of the decoder's linear layers a token is multiplied by (q, k, v, o, and the
   // gate, up, down of the dense MLP or of the router's chosen experts): the FLOPs of a token are
@@ -54,15 +88,26 @@ struct LlmSpec {
   double linear_params() const;
   // Parameters of one expert of one layer (gate, up and down), 0 when dense.
   double expert_params() const;
+  // Of active_params() and linear_params(), the ones stored in weight_dtype (all of them, or
+  // with quantized_experts_only the routed experts'); the rest are BF16.
+  double active_quantized_params() const;
+  double quantized_params() const;
+  // MLA's K and V up-projection (kv_b_proj) of one layer: a prefill that finds its context
+  // cached re-expands that context's latent through it (0 without MLA).
+  double kv_up_projection_params() const;
   // Parameters of the input embedding table (vocab x hidden). A step gathers only its rows for
   // the step's tokens, so the table is not streamed like the other weights.
   double embedding_params() const;
   // Bytes of all weights: linear layers at bytes_per_linear_weight(), everything else (embeddings,
   // lm_head, norms, biases, routers) in BF16 as FP8 checkpoints keep them.
   double weight_bytes_total() const;
-  // KV-cache bytes per token on one GPU: 2 (K and V) x layers x KV heads on this GPU x head_dim
-  // x dtype bytes. KV heads are split across `tp` GPUs; each GPU holds at least one (vLLM
-  // replicates KV heads when tp > num_kv_heads).
+  // KV-cache bytes per token of one layer on one GPU: 2 (K and V) x KV heads on this GPU x
+  // head_dim x dtype bytes. KV heads are split across `tp` GPUs; each GPU holds at least one
+  // (vLLM replicates KV heads when tp > num_kv_heads). MLA's latent (kv_lora_rank +
+  // qk_rope_head_dim) is not split: every rank holds it whole (vLLM's MLAAttentionSpec).
+  std::int64_t kv_bytes_per_token_layer(std::int32_t kv_dtype_bytes, std::int32_t tp = 1) const;
+  // The same over every layer: what one token costs where every layer keeps it (all of them
+  // within a sliding window).
   std::int64_t kv_bytes_per_token(std::int32_t kv_dtype_bytes, std::int32_t tp = 1) const;
 };
 

@@ -41,28 +41,14 @@ class Reader {
   // An architecture the pod model would get wrong: refused rather than approximated silently.
   [[noreturn]] void unmodelled(const std::string& what) const {
     fail(what +
-         " is not modelled (fleetsim models full attention with grouped KV heads and dense or "
-         "routed-expert MLPs); to accept that approximation, describe the model by its fields "
-         "instead of hf_config (fleetsim describe model)");
+         " is not modelled (fleetsim models full, sliding-window and latent attention, dense, "
+         "routed and shared-expert MLPs); to accept an approximation, describe the model by its "
+         "fields instead of hf_config (fleetsim describe model)");
   }
 
-  void check_architecture(const Json& c) const {
-    if (c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null()) {
-      unmodelled("multi-head latent attention (kv_lora_rank)");
-    }
+  void refuse_unmodelled(const Json& c) const {
     if (c.contains("attention_chunk_size") && !c["attention_chunk_size"].is_null()) {
       unmodelled("chunked local attention (attention_chunk_size)");
-    }
-    const auto window = integer(c, "sliding_window");
-    const auto positions = integer(c, "max_position_embeddings");
-    const bool window_used = !c.contains("use_sliding_window") || c["use_sliding_window"] == true;
-    if (window && *window > 0 && window_used && (!positions || *window < *positions)) {
-      unmodelled("sliding-window attention (sliding_window " + std::to_string(*window) + ")");
-    }
-    if (const auto it = c.find("layer_types"); it != c.end() && it->is_array()) {
-      for (const auto& t : *it) {
-        if (t != "full_attention") unmodelled("a layer of type " + t.dump() + " (layer_types)");
-      }
     }
     for (const auto& [key, value] : c.items()) {
       const bool hybrid = key.rfind("mamba", 0) == 0 || key.rfind("ssm_", 0) == 0 ||
@@ -70,18 +56,96 @@ class Reader {
                           key == "layers_block_type" || key == "attn_layer_period";
       if (hybrid) unmodelled("state-space or linear-attention layers (" + key + ")");
     }
-    for (const char* key : {"shared_expert_intermediate_size", "n_shared_experts"}) {
-      if (auto v = integer(c, key); v && *v > 0) {
-        unmodelled(std::string("shared experts (") + key + ")");
+  }
+
+  // Multi-head latent attention's widths (DeepSeek-V2/V3, Kimi K2).
+  void latent_attention(const Json& c, YAML::Node& out) const {
+    if (!c.contains("kv_lora_rank") || c["kv_lora_rank"].is_null()) return;
+    for (const char* key : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      const auto v = integer(c, key);
+      if (!v) fail(std::string("latent attention without an integer '") + key + "'");
+      out[key] = *v;
+    }
+    if (auto q = integer(c, "q_lora_rank")) out["q_lora_rank"] = *q;  // null: direct
+  }
+
+  // Sliding-window layers: counted from layer_types, a pattern, or Qwen's max_window_layers.
+  void sliding_window(const Json& c, YAML::Node& out) const {
+    const auto layers = integer(c, "num_hidden_layers").value_or(0);
+    std::int64_t sliding = 0;
+    if (const auto it = c.find("layer_types"); it != c.end() && it->is_array()) {
+      for (const auto& t : *it) {
+        if (t == "sliding_attention") {
+          ++sliding;
+        } else if (t != "full_attention") {
+          unmodelled("a layer of type " + t.dump() + " (layer_types)");
+        }
+      }
+      if (sliding == 0) return;
+    }
+    const auto window = integer(c, "sliding_window");
+    const auto positions = integer(c, "max_position_embeddings");
+    const bool used = !c.contains("use_sliding_window") || c["use_sliding_window"] == true;
+    if (!window || *window <= 0 || !used) {
+      if (sliding > 0) fail("sliding_attention layers without an integer sliding_window");
+      return;
+    }
+    if (sliding == 0 && positions && *window >= *positions) return;  // as long as the context
+    if (sliding == 0) {
+      if (const auto pattern = integer(c, "sliding_window_pattern"); pattern && *pattern > 0) {
+        sliding = layers - layers / *pattern;  // every pattern-th layer is global (Gemma 3)
+      } else if (c.value("model_type", "") == "gemma2") {
+        sliding = layers - layers / 2;  // Gemma 2 alternates, sliding first
+      } else if (const auto from = integer(c, "max_window_layers"); from && *from < layers) {
+        sliding = layers - std::max<std::int64_t>(0, *from);  // Qwen2: layers from there on
+      } else {
+        unmodelled("sliding-window attention on every layer (sliding_window " +
+                   std::to_string(*window) + ")");
       }
     }
-    const auto step = first_integer(c, {"decoder_sparse_step", "interleave_moe_layer_step"});
-    const auto dense_first = integer(c, "first_k_dense_replace");
-    const auto it = c.find("mlp_only_layers");
-    if ((step && *step > 1) || (dense_first && *dense_first > 0) ||
-        (it != c.end() && it->is_array() && !it->empty())) {
-      unmodelled("dense MLP layers among the expert layers");
+    out["sliding_window"] = *window;
+    out["sliding_window_layers"] = sliding;
+  }
+
+  // Shared experts and dense MLP layers among the expert layers: only their counts and widths
+  // matter to the pod model, not where they sit.
+  void moe_layout(const Json& c, YAML::Node& out) const {
+    const auto layers = integer(c, "num_hidden_layers").value_or(0);
+    if (auto width = integer(c, "shared_expert_intermediate_size"); width && *width > 0) {
+      out["shared_expert_intermediate_size"] = *width;  // Qwen2-MoE
+    } else if (auto n = integer(c, "n_shared_experts"); n && *n > 0) {
+      const auto each = integer(c, "moe_intermediate_size");
+      if (!each) fail("n_shared_experts without an integer moe_intermediate_size");
+      out["shared_expert_intermediate_size"] = *n * *each;  // DeepSeek
     }
+    std::int64_t dense = integer(c, "first_k_dense_replace").value_or(0);
+    if (const auto it = c.find("mlp_only_layers"); it != c.end() && it->is_array()) {
+      dense += static_cast<std::int64_t>(it->size());
+    }
+    const auto step = first_integer(c, {"decoder_sparse_step", "moe_layer_freq"});
+    if (step && *step > 1) dense = std::max(dense, layers - layers / *step);
+    if (integer(c, "interleave_moe_layer_step").value_or(1) > 1) {
+      unmodelled(
+          "interleaved expert layers with their own dense width (interleave_moe_layer_step)");
+    }
+    if (dense > 0) out["dense_layers"] = std::min(dense, layers);
+  }
+
+  // gpt-oss's MXFP4 checkpoints quantize the experts only: the attention is in
+  // modules_to_not_convert (or a compressed-tensors ignore list).
+  static bool attention_left_unquantized(const Json& top) {
+    const auto q = top.find("quantization_config");
+    if (q == top.end() || !q->is_object()) return false;
+    for (const char* key : {"modules_to_not_convert", "ignore"}) {
+      const auto it = q->find(key);
+      if (it == q->end() || !it->is_array()) continue;
+      for (const auto& m : *it) {
+        if (m.is_string() && m.get<std::string>().find("self_attn") != std::string::npos) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // The weight_dtype quantization_config says (bf16 without one).
@@ -95,6 +159,7 @@ class Reader {
       return "fp8";
     }
     if (method == "modelopt" && algo == "NVFP4") return "fp4";
+    if (method == "mxfp4") return "mxfp4";
     if (method == "awq" || method == "gptq") {
       const int bits = q.contains("bits") ? q.value("bits", 0) : q.value("w_bit", 0);
       if (bits == 4) return "int4";
@@ -106,8 +171,8 @@ class Reader {
       return compressed_tensors_dtype(q["config_groups"]);
     }
     fail("quantization_config: quant_method '" + method +
-         "' is not modelled (fp8, fbgemm_fp8, modelopt FP8 and NVFP4, 4-bit awq and gptq, "
-         "compressed-tensors are)" +
+         "' is not modelled (fp8, fbgemm_fp8, modelopt FP8 and NVFP4, mxfp4, 4-bit awq and "
+         "gptq, compressed-tensors are)" +
          kSayIt);
   }
 
@@ -158,8 +223,11 @@ class Reader {
   YAML::Node fields(const Json& top, bool weight_dtype_given) const {
     const Json& c =
         top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
-    check_architecture(c);
+    refuse_unmodelled(c);
     YAML::Node out(YAML::NodeType::Map);
+    latent_attention(c, out);
+    sliding_window(c, out);
+    moe_layout(c, out);
     for (const char* key : {"num_hidden_layers", "hidden_size", "num_attention_heads",
                             "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
                             "num_experts_per_tok", "moe_intermediate_size"}) {
@@ -178,6 +246,7 @@ class Reader {
       out["tie_word_embeddings"] = tie["tie_word_embeddings"].get<bool>();
     }
     if (!weight_dtype_given) out["weight_dtype"] = weight_dtype(top);
+    if (out["num_experts"] && attention_left_unquantized(top)) out["quantized"] = "experts";
     return out;
   }
 

@@ -85,25 +85,24 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
     const char* says;
   };
   const Case cases[] = {
-      {R"({"hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
-           "kv_lora_rank": 512, "vocab_size": 129280, "intermediate_size": 18432})",
-       "multi-head latent attention (kv_lora_rank) is not modelled"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
            "max_position_embeddings": 32768, "sliding_window": 4096})",
-       "sliding-window attention (sliding_window 4096)"},
+       "sliding-window attention on every layer (sliding_window 4096)"},
       {R"({"architectures": ["Gemma3ForConditionalGeneration"],
            "text_config": {"hidden_size": 5376, "num_hidden_layers": 2, "num_attention_heads": 32,
              "num_key_value_heads": 16, "head_dim": 128, "intermediate_size": 21504,
-             "vocab_size": 262208, "layer_types": ["sliding_attention", "full_attention"]}})",
-       "a layer of type \"sliding_attention\""},
+             "vocab_size": 262208, "sliding_window": 1024,
+             "layer_types": ["chunked_attention", "full_attention"]}})",
+       "a layer of type \"chunked_attention\""},
       {R"({"hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 16,
            "linear_num_key_heads": 16, "vocab_size": 151936, "intermediate_size": 5120})",
        "state-space or linear-attention layers (linear_num_key_heads)"},
-      {R"({"hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
-           "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
-           "shared_expert_intermediate_size": 5632, "vocab_size": 151936})",
-       "shared experts"},
+      {R"({"hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
+           "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
+           "intermediate_size_mlp": 16384, "num_local_experts": 128, "num_experts_per_tok": 1,
+           "interleave_moe_layer_step": 2, "vocab_size": 202048})",
+       "interleaved expert layers"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
            "intermediate_size": 14336, "vocab_size": 32000,
            "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true}})",
@@ -125,7 +124,7 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
     EXPECT_NE(e.find(c.says), std::string::npos) << e;
   }
   // An unknown quantization, once said, is taken.
-  const auto bnb = defs(cases[5].json, "{name: x, hf_config: config.json, weight_dtype: int4}");
+  const auto bnb = defs(cases[4].json, "{name: x, hf_config: config.json, weight_dtype: int4}");
   EXPECT_EQ(bnb[0].weight_dtype, WeightDtype::kInt4);
   // 8-bit compressed-tensors and a window as long as the context are modelled.
   const auto w8 = defs(R"({"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
@@ -169,6 +168,86 @@ TEST_F(HfConfig, FourBitCheckpointsAreInt4OrFp4) {
                      "{name: x, hf_config: config.json}")
                 .find("8-bit gptq weights are not modelled"),
             std::string::npos);
+}
+
+// The shapes of deepseek-ai/DeepSeek-V3's config.json (transformers' DeepseekV3Config defaults,
+// which it documents as DeepSeek-V3's; quantization_config from DeepSeek's README_WEIGHTS).
+const char* kDeepSeekV3 = R"({
+  "model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+  "num_attention_heads": 128, "num_key_value_heads": 128, "q_lora_rank": 1536,
+  "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+  "intermediate_size": 18432, "moe_intermediate_size": 2048, "n_routed_experts": 256,
+  "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+  "moe_layer_freq": 1, "vocab_size": 129280, "tie_word_embeddings": false,
+  "max_position_embeddings": 163840, "num_nextn_predict_layers": 1,
+  "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                          "weight_block_size": [128, 128]}})";
+
+// openai/gpt-oss-120b's config.json: sliding and full attention layers alternate; the experts
+// alone are MXFP4.
+std::string gpt_oss_120b() {
+  std::string types;
+  for (int i = 0; i < 36; ++i) {
+    types +=
+        std::string(i ? ", " : "") + (i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+  }
+  return R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 36,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+    "intermediate_size": 2880, "num_local_experts": 128, "num_experts_per_tok": 4,
+    "experts_per_token": 4, "sliding_window": 128, "max_position_embeddings": 131072,
+    "vocab_size": 201088, "tie_word_embeddings": false, "layer_types": [)" +
+         types + R"(], "quantization_config": {"quant_method": "mxfp4",
+    "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                               "model.embed_tokens", "lm_head"]}})";
+}
+
+TEST_F(HfConfig, LatentAttentionSharedExpertsAndDenseLayersOfDeepSeekV3) {
+  const LlmSpec m = defs(kDeepSeekV3, "{name: ds, hf_config: config.json}")[0];
+  EXPECT_TRUE(m.is_mla());
+  EXPECT_EQ(m.q_lora_rank, 1536);
+  EXPECT_EQ(m.dense_layers, 3);
+  EXPECT_EQ(m.moe_layers(), 58);
+  EXPECT_EQ(m.shared_expert_intermediate_size, 2048);
+  EXPECT_EQ(m.weight_dtype, WeightDtype::kFp8);
+  // The card: 671B parameters (the MTP module's 14B besides), 37B activated a token.
+  EXPECT_NEAR(m.params_b, 671.0, 1.0);
+  EXPECT_NEAR((m.active_params() + m.embedding_params()) / 1e9, 37.0, 1.0);
+  // One 576-wide latent a layer, whole on every tensor-parallel rank.
+  EXPECT_EQ(m.kv_bytes_per_token(2, 1), 61 * 576 * 2);
+  EXPECT_EQ(m.kv_bytes_per_token(2, 8), 61 * 576 * 2);
+}
+
+TEST_F(HfConfig, SlidingLayersAndExpertOnlyMxfp4OfGptOss) {
+  const LlmSpec m = defs(gpt_oss_120b(), "{name: oss, hf_config: config.json}")[0];
+  EXPECT_EQ(m.sliding_window, 128);
+  EXPECT_EQ(m.sliding_layers, 18);
+  EXPECT_EQ(m.full_attention_layers(), 18);
+  EXPECT_EQ(m.weight_dtype, WeightDtype::kMxfp4);
+  EXPECT_TRUE(m.quantized_experts_only);
+  // arXiv 2508.10925, table 1: 116.83B parameters, 5.13B active (lm_head in, embeddings out);
+  // a 60.8 GiB checkpoint.
+  EXPECT_NEAR(m.params_b, 116.83, 0.2);
+  EXPECT_NEAR((m.active_params() + m.embedding_params()) / 1e9, 5.13, 0.1);
+  EXPECT_NEAR(m.weight_bytes_total() / (1024.0 * 1024 * 1024), 60.8, 1.5);
+}
+
+TEST_F(HfConfig, GemmaThreesPatternAndQwenMoesSharedExpert) {
+  const LlmSpec gemma = defs(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"model_type": "gemma3_text", "hidden_size": 5376, "num_hidden_layers": 62,
+        "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128,
+        "intermediate_size": 21504, "vocab_size": 262208, "sliding_window": 1024,
+        "sliding_window_pattern": 6, "max_position_embeddings": 131072}})",
+                             "{name: g, hf_config: config.json}")[0];
+  EXPECT_EQ(gemma.sliding_layers, 52);  // vLLM's hybrid KV design doc: 52 sliding, 10 full
+  // Qwen/Qwen1.5-MoE-A2.7B: 60 experts of 1408, 4 a token, a shared expert of 5632; card: 14.3B.
+  const LlmSpec qwen = defs(R"({"hidden_size": 2048, "num_hidden_layers": 24,
+      "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632,
+      "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+      "shared_expert_intermediate_size": 5632, "decoder_sparse_step": 1, "mlp_only_layers": [],
+      "vocab_size": 151936, "tie_word_embeddings": false})",
+                            "{name: q, hf_config: config.json}")[0];
+  EXPECT_EQ(qwen.dense_layers, 0);
+  EXPECT_NEAR(qwen.params_b, 14.3, 0.1);
 }
 
 TEST_F(HfConfig, AMissingFileOrShapeNamesTheFieldAndTheFile) {

@@ -29,12 +29,43 @@ const ParamSpec& model_def_spec() {
                    100000)
           .integer("num_experts_per_tok", 0, "experts the router picks for each token", 0, 100000)
           .integer("moe_intermediate_size", 0, "intermediate size of each expert", 0, 1e7)
+          .integer("shared_expert_intermediate_size", 0,
+                   "width of the shared expert every token of an expert layer also passes through "
+                   "(DeepSeek: n_shared_experts x moe_intermediate_size); 0 = none",
+                   0, 1e7)
+          .integer("dense_layers", 0,
+                   "layers of a mixture of experts whose MLP is dense, intermediate_size wide "
+                   "(DeepSeek's first_k_dense_replace, Qwen's mlp_only_layers)",
+                   0, 1000)
+          .integer("kv_lora_rank", 0,
+                   "multi-head latent attention: rank of the compressed KV latent a token caches "
+                   "(DeepSeek-V3: 512); 0 = grouped KV heads",
+                   0, 100000)
+          .integer("q_lora_rank", 0, "MLA: rank of the query bottleneck; 0 = direct projection", 0,
+                   100000)
+          .integer("qk_nope_head_dim", 0, "MLA: per-head key width without rotary part", 0, 10000)
+          .integer("qk_rope_head_dim", 0, "MLA: rotary key width, cached beside the latent", 0,
+                   10000)
+          .integer("v_head_dim", 0, "MLA: per-head value width", 0, 10000)
+          .integer("sliding_window", 0,
+                   "tokens a query of a sliding-window layer sees; 0 = full attention everywhere",
+                   0, 1e8)
+          .integer("sliding_window_layers", 0,
+                   "layers with the sliding window (gpt-oss: half; Gemma 3: five in six); the "
+                   "others attend to everything",
+                   0, 1000)
           .boolean("tie_word_embeddings", false, "lm_head is the embedding table")
           .text("weight_dtype", "bf16",
                 "how the checkpoint stores its linear layers (embeddings, lm_head and norms stay "
                 "BF16): bf16 (or FP16), fp8 (W8A8 on FP8 tensor cores, else Marlin W8A16), int8 "
-                "(W8A8), int4 (AWQ/GPTQ W4A16, group 128), fp4 (NVFP4; W4A16 before Blackwell)",
+                "(W8A8), int4 (AWQ/GPTQ W4A16, group 128), fp4 (NVFP4; W4A16 before Blackwell), "
+                "mxfp4 (OCP MXFP4, scale per 32; W4A16 without FP4 tensor cores)",
                 weight_dtype_names())
+          .text("quantized", "linear",
+                "which weights weight_dtype covers: 'linear' (every linear layer of the "
+                "decoder) or 'experts' (the routed experts only; attention, shared experts and "
+                "dense layers stay BF16, as in gpt-oss's MXFP4 checkpoints)",
+                {"linear", "experts"})
           .real("params_b", 0,
                 "total parameters in billions, as the model card gives them; 0 = computed from "
                 "the shapes (linear layers, embeddings and lm_head)",
@@ -47,6 +78,29 @@ namespace {
 
 std::int32_t get32(const Params& p, const char* name) {
   return static_cast<std::int32_t>(p.get_int(name));
+}
+
+// MLA's widths: all of them, or none.
+void parse_latent_attention(const Params& p, const YAML::Node& n, const YamlWhere& w, LlmSpec& m) {
+  m.kv_lora_rank = get32(p, "kv_lora_rank");
+  m.q_lora_rank = get32(p, "q_lora_rank");
+  m.qk_nope_head_dim = get32(p, "qk_nope_head_dim");
+  m.qk_rope_head_dim = get32(p, "qk_rope_head_dim");
+  m.v_head_dim = get32(p, "v_head_dim");
+  const char* widths[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+  for (const char* f : widths) {
+    const bool ok = m.is_mla() ? p.get_int(f) > 0 : p.get_int(f) == 0;
+    if (!ok) {
+      throw ScenarioError(w.child(f).at(n) + ": " +
+                          (m.is_mla() ? std::string("missing field '") + f +
+                                            "' (an integer >= 1) for latent attention"
+                                      : std::string("needs kv_lora_rank >= 1 (latent attention)")));
+    }
+  }
+  if (!m.is_mla() && m.q_lora_rank > 0) {
+    throw ScenarioError(w.child("q_lora_rank").at(n) +
+                        ": needs kv_lora_rank >= 1 (latent attention)");
+  }
 }
 
 LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
@@ -93,7 +147,34 @@ LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
     need("num_experts_per_tok", m.experts_per_token == 0 && m.moe_intermediate_size == 0,
          "expert fields need num_experts >= 1");
   }
+  m.shared_expert_intermediate_size = get32(p, "shared_expert_intermediate_size");
+  m.dense_layers = get32(p, "dense_layers");
+  if (m.shared_expert_intermediate_size > 0 || m.dense_layers > 0) {
+    need(m.shared_expert_intermediate_size > 0 ? "shared_expert_intermediate_size" : "dense_layers",
+         m.num_experts > 0, "needs a mixture of experts (num_experts >= 1)");
+  }
+  need("dense_layers", m.dense_layers < m.layers,
+       "expected fewer than num_hidden_layers (" + std::to_string(m.layers) + ")");
+  if (m.dense_layers > 0) {
+    need("intermediate_size", m.intermediate_size > 0,
+         "missing field 'intermediate_size': the width of the dense layers' MLP");
+  }
+  parse_latent_attention(p, n, w, m);
+  m.sliding_window = get32(p, "sliding_window");
+  m.sliding_layers = get32(p, "sliding_window_layers");
+  if (m.sliding_window > 0) {
+    need("sliding_window_layers", m.sliding_layers >= 1 && m.sliding_layers < m.layers,
+         "expected an integer in [1, num_hidden_layers - 1] with a sliding_window (a model "
+         "whose every layer slides is not modelled: its prefix hits need vLLM's window "
+         "lookup)");
+    need("sliding_window", !m.is_mla(), "a sliding window with latent attention is not modelled");
+  } else {
+    need("sliding_window_layers", m.sliding_layers == 0, "needs a sliding_window >= 1");
+  }
   m.tied_embeddings = p.get_bool("tie_word_embeddings");
+  m.quantized_experts_only = p.get_string("quantized") == "experts";
+  need("quantized", !m.quantized_experts_only || m.num_experts > 0,
+       "'experts' needs a mixture of experts (num_experts >= 1)");
   const auto& dtypes = weight_dtype_names();
   m.weight_dtype = static_cast<WeightDtype>(
       std::find(dtypes.begin(), dtypes.end(), p.get_string("weight_dtype")) - dtypes.begin());

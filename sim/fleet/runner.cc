@@ -80,6 +80,7 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
       compute_kv_capacity(gpu, llm, server.get_double("gpu_memory_utilization"), tp, kv_dtype_bytes,
                           b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
                           b.config.engine.max_num_seqs);
+  b.config.engine.sliding = cap.sliding;
   const std::int64_t override_blocks = server.get_int("num_gpu_blocks_override");
   b.config.num_blocks =
       static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);

@@ -50,9 +50,15 @@ def test_kv_offloading_reports_the_host_tier(tmp_path, small_yaml):
 
 
 def test_what_is_not_modelled_is_a_scenario_error(tmp_path, small_yaml):
-    CONFIG["kv_lora_rank"] = 512
+    CONFIG["mamba_d_state"] = 128
     try:
-        with pytest.raises(fleetsim.ScenarioError, match="multi-head latent attention"):
+        with pytest.raises(fleetsim.ScenarioError, match="state-space or linear-attention"):
+            fleetsim.run(scenario(tmp_path, small_yaml))
+    finally:
+        del CONFIG["mamba_d_state"]
+    CONFIG["kv_lora_rank"] = 512  # latent attention needs its other widths too
+    try:
+        with pytest.raises(fleetsim.ScenarioError, match="without an integer 'qk_nope_head_dim'"):
             fleetsim.run(scenario(tmp_path, small_yaml))
     finally:
         del CONFIG["kv_lora_rank"]

@@ -156,6 +156,11 @@ def test_catalog(flagship):
     moe = models["Qwen3-30B-A3B"]
     assert (moe["num_experts"], moe["experts_per_token"]) == (128, 8)
     assert moe["active_params_b"] == pytest.approx(3.3, abs=0.05)  # the model card's figure
+    ds, oss = models["DeepSeek-V3"], models["gpt-oss-120b"]
+    assert (ds["kv_lora_rank"], ds["dense_layers"], ds["shared_expert_intermediate_size"]) == (
+        512, 3, 2048)
+    assert (oss["sliding_window"], oss["sliding_window_layers"]) == (128, 18)
+    assert (oss["weight_dtype"], oss["quantized"]) == ("mxfp4", "experts")
     assert "affinity_threshold" in fleetsim.describe("epp")
     assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
     assert fleetsim.cost_model_params()
