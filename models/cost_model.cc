@@ -135,7 +135,8 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
     bytes -=
         (e - touched) * llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
   }
-  return bytes / tp_;
+  const double whole = llm_.replicated_weight_bytes();
+  return (bytes - whole) / tp_ + whole;
 }
 
 namespace {
@@ -179,13 +180,20 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
 
   const double parts = tp_;
   // Linear layers: 2 FLOPs per weight per token, at the weights' compute dtype where they are
-  // quantized, BF16 elsewhere. MLA's prefills also re-expand their cached latent context.
-  const double quantized_flops = 2.0 * llm_.active_quantized_params() * tokens / parts;
+  // quantized, BF16 elsewhere; a 1/tp share of each, but every rank multiplies the replicated
+  // ones whole. MLA's prefills also re-expand their cached latent context.
+  const double replicated = llm_.replicated_params();
+  const double replicated_quantized = llm_.quantized_experts_only ? 0.0 : replicated;
+  const double replicated_bf16 = replicated - replicated_quantized;
+  const double per_rank_quantized =
+      (llm_.active_quantized_params() - replicated_quantized) / parts + replicated_quantized;
+  const double per_rank_bf16 =
+      (llm_.active_params() - llm_.active_quantized_params() - replicated_bf16) / parts +
+      replicated_bf16;
+  const double quantized_flops = 2.0 * per_rank_quantized * tokens;
   const double bf16_linear_flops =
-      2.0 *
-      ((llm_.active_params() - llm_.active_quantized_params()) * tokens +
-       llm_.kv_up_projection_params() * llm_.layers * up_projected) /
-      parts;
+      2.0 * (per_rank_bf16 * tokens +
+             llm_.kv_up_projection_params() * llm_.layers * up_projected / parts);
   // BF16 work: attention, and the lm_head for one sampled position per request (vLLM computes
   // logits only there).
   const double logits_flops = 2.0 * llm_.embedding_params() * entries / parts;

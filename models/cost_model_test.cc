@@ -146,13 +146,20 @@ TEST(RooflineCostModel, FourBitWeightsStreamAQuarterAndComputeWhereTheGpuCan) {
 TEST(RooflineCostModel, LatentAttentionReadsOneWholeLatentAndDecodesInItsSpace) {
   const LlmSpec& ds = find_model("DeepSeek-V3");
   const RooflineCostModel tp8 = roofline("H200", "DeepSeek-V3", 8);
+  // The query and KV down-projections are replicated on every rank (ReplicatedLinear).
+  const double rep = 61.0 * 7168 * (1536 + 512 + 64);
+  EXPECT_DOUBLE_EQ(ds.replicated_params(), rep);
   // Every rank reads the whole 576-wide latent of every context token (MLA is MQA in decode).
   const auto decode = tp8.breakdown(std::vector<BatchEntry>{{1, 10000}});
   const double kv = 61.0 * 576 * 2;
   EXPECT_NEAR(decode.bytes - tp8.weight_bytes_per_step(1), kv * 10001, 1);
+  EXPECT_NEAR(tp8.weight_bytes_per_step(1) -
+                  roofline("H200", "DeepSeek-V3", 4).weight_bytes_per_step(1) / 2,
+              rep / 2, 1e3);  // FP8: a byte each, half of them not halved
   // Decode attention in the latent space: QK over 512 + 64, PV over 512, for 128 heads split
   // over 8 ranks; a prefill decompresses to 192-wide keys and 128-wide values instead.
-  const double linear = 2.0 * ds.active_params() / 8 + 2.0 * ds.embedding_params() / 8;
+  const double linear =
+      2.0 * ((ds.active_params() - rep) / 8 + rep) + 2.0 * ds.embedding_params() / 8;
   EXPECT_NEAR(decode.flops - linear, 2.0 * 128 * (576 + 512) * 61 * 10000.5 / 8, 1e3);
   const auto prefill = tp8.breakdown(std::vector<BatchEntry>{{100, 0}});
   EXPECT_NEAR(prefill.flops - linear * 100 + 2.0 * ds.embedding_params() / 8 * 99,

@@ -108,8 +108,10 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
   cap.total_bytes = gpu.memory_gib * kGiB;
   cap.usable_bytes = cap.total_bytes * gpu_memory_utilization;
   // Every weight, embeddings and lm_head included, is split across the TP ranks
-  // (column/row-parallel linear layers, vocab-parallel embedding and lm_head).
-  cap.weight_bytes = llm.weight_bytes_total() / tp;
+  // (column/row-parallel linear layers, vocab-parallel embedding and lm_head), but for MLA's
+  // replicated down-projections.
+  const double whole = llm.replicated_weight_bytes();
+  cap.weight_bytes = (llm.weight_bytes_total() - whole) / tp + whole;
   cap.activation_bytes = profiling_activation_bytes(llm, tp, max_num_batched_tokens, max_num_seqs);
   cap.cuda_graph_bytes = kCudaGraphBytes;
   cap.kv_bytes = cap.usable_bytes - cap.weight_bytes - cap.activation_bytes - cap.cuda_graph_bytes;

@@ -172,6 +172,15 @@ double LlmSpec::kv_up_projection_params() const {
                   : 0.0;
 }
 
+double LlmSpec::replicated_params() const {
+  if (!is_mla()) return 0.0;
+  return static_cast<double>(layers) * hidden_size * (q_lora_rank + kv_lora_rank + qk_rope_head_dim);
+}
+
+double LlmSpec::replicated_weight_bytes() const {
+  return replicated_params() * (quantized_experts_only ? kBf16Bytes : bytes_per_linear_weight());
+}
+
 double LlmSpec::expert_params() const {
   return is_moe() ? mlp_params(hidden_size, moe_intermediate_size) : 0.0;
 }

@@ -92,6 +92,11 @@ struct LlmSpec {
   // with quantized_experts_only the routed experts'); the rest are BF16.
   double active_quantized_params() const;
   double quantized_params() const;
+  // Parameters every tensor-parallel rank holds whole instead of a 1/tp share: MLA's query and
+  // KV down-projections (q_a_proj, kv_a_proj_with_mqa are ReplicatedLinear in vLLM's
+  // deepseek_v2.py), in every layer; 0 for grouped KV heads. Their stored bytes beside.
+  double replicated_params() const;
+  double replicated_weight_bytes() const;
   // MLA's K and V up-projection (kv_b_proj) of one layer: a prefill that finds its context
   // cached re-expands that context's latent through it (0 without MLA).
   double kv_up_projection_params() const;
