@@ -174,6 +174,10 @@ namespace {
 // What a pool's pods have beyond their GPU cache and step budget, for the table's header.
 std::string pod_extras(const PoolFacts& p) {
   std::string out;
+  if (p.window_blocks_per_request > 0) {
+    out += "  + sliding-window layers <= " + std::to_string(p.window_blocks_per_request) +
+           " blocks/request";
+  }
   if (p.host_kv_blocks_per_pod > 0) {
     out += "  host KV " + std::to_string(p.host_kv_blocks_per_pod) + " blocks/pod (" +
            fixed_text(p.host_kv_gib_per_pod, 1) + " GiB)";
@@ -187,6 +191,9 @@ std::string pod_extras(const PoolFacts& p) {
 // The same, for the result's fleet or pool object (only what is set, so older readers see no
 // change).
 void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
+  if (p.window_blocks_per_request > 0) {
+    j["window_blocks_per_request"] = p.window_blocks_per_request;
+  }
   if (p.host_kv_blocks_per_pod > 0) {
     j["host_kv_blocks_per_pod"] = p.host_kv_blocks_per_pod;
     j["host_kv_gib_per_pod"] = rounded(p.host_kv_gib_per_pod);

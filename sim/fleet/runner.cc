@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -150,6 +151,8 @@ FleetFacts fleet_facts(const Scenario& s) {
       facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
     }
+    facts.window_blocks_per_request =
+        b.config.engine.sliding.blocks_for(std::numeric_limits<std::int32_t>::max());
     if (b.config.engine.num_speculative_tokens > 0) {
       facts.speculative_method =
           spec_method_names()[static_cast<size_t>(b.config.engine.spec_method)];

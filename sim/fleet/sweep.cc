@@ -188,37 +188,36 @@ bool any_kv_offload(const SweepResult& r) {
   return any_arm(r, [](const ArmSummary& s) { return s.kv_offload.has_value(); });
 }
 
-bool any_spec_decode(const SweepResult& r) {
-  return any_arm(r, [](const ArmSummary& s) { return s.spec_decode.has_value(); });
-}
-
 }  // namespace
 
 void write_sweep_table(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   std::vector<std::string> keys;
   for (const auto& [k, v] : r.points.front().vary) keys.push_back(k);
+  // Each varied path's column is as wide as its longest value.
+  std::vector<int> key_w;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    size_t w = std::max<size_t>(keys[i].size(), 8);
+    for (const auto& p : r.points) w = std::max(w, p.vary[i].second.size());
+    key_w.push_back(static_cast<int>(w) + 2);
+  }
   os << "sweep " << r.scenario << " (" << r.points.size() << " points)\n";
   os << std::left;
-  for (const auto& k : keys) {
-    os << std::setw(static_cast<int>(std::max<size_t>(k.size(), 8)) + 2) << k;
-  }
+  for (size_t i = 0; i < keys.size(); ++i) os << std::setw(key_w[i]) << keys[i];
   // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in
   // the grid, what the GPU and the host tier spared together.
   const bool slo = has_goodput(r.points.front().result);
   const bool host = any_kv_offload(r);
-  const bool spec = any_spec_decode(r);
-  const int cell_w = 36 + (slo ? 6 : 0) + (host ? 8 : 0) + (spec ? 10 : 0);
+  const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0);
   for (const auto& a : r.points.front().result.arms) {
     os << std::setw(cell_w)
-       << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms" +
-           (spec ? " TPOTp50ms" : "") + (slo ? " SLO%" : ""));
+       << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms TPOTp50ms" +
+           (slo ? " SLO%" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
     for (size_t i = 0; i < keys.size(); ++i) {
-      os << std::setw(static_cast<int>(std::max<size_t>(keys[i].size(), 8)) + 2)
-         << p.vary[i].second;
+      os << std::setw(key_w[i]) << p.vary[i].second;
     }
     for (const auto& a : p.result.arms) {
       std::ostringstream cell;
@@ -226,7 +225,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
       if (host) cell << 100.0 * combined_reuse(a.summary) << "  ";
       cell << std::setprecision(2) << a.summary.throughput_req_s << "  " << std::setprecision(0)
            << a.summary.ttft_ms.p95;
-      if (spec) cell << "  " << std::setprecision(1) << a.summary.tpot_ms.p50;
+      cell << "  " << std::setprecision(1) << a.summary.tpot_ms.p50;
       if (a.summary.goodput) {
         cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
       }
