@@ -66,6 +66,7 @@ void init_catalog(py::module_& m) {
           d["fp4_tflops"] = g.fp4_tflops;
           d["interconnect_gbs"] = g.interconnect_gbs;
           d["host_link_gbs"] = g.host_link_gbs;
+          d["compute_capability"] = g.compute_capability;
           d["source"] = g.source;
           out.append(std::move(d));
         }
@@ -73,7 +74,8 @@ void init_catalog(py::module_& m) {
       },
       "The GPU catalog (`fleet.gpu` values) as a list of dicts: name, memory_gib, "
       "memory_bandwidth_gbs, bf16_tflops, fp8_tflops (0 = no FP8 tensor cores), int8_tops, "
-      "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, host_link_gbs, source. "
+      "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, host_link_gbs, compute_capability "
+      "(0 = unknown), source. "
       "`pandas.DataFrame(fleetsim.gpus())` makes a table.");
   m.def(
       "models",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -227,7 +228,8 @@ int cmd_list(const std::string& what) {
       std::cout << std::left << std::setw(16) << g.name << std::right << std::setw(7)
                 << g.memory_gib << " GiB " << std::setw(7) << g.memory_bandwidth_gbs << " GB/s "
                 << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s " << std::setw(7) << g.fp8_tflops
-                << " FP8 TFLOP/s " << std::setw(7) << g.fp4_tflops << " FP4 TFLOP/s\n";
+                << " FP8 TFLOP/s " << std::setw(7) << g.fp4_tflops << " FP4 TFLOP/s  sm_"
+                << std::lround(g.compute_capability * 10) << "\n";
     }
   } else if (what == "metrics") {
     for (const auto& m : arm_metrics()) {

@@ -27,6 +27,10 @@ struct GpuSpec {
   // offloaded to the host load back over.
   double host_link_gbs = 0;
   std::string source;  // the datasheet the figures come from
+  // CUDA compute capability (8.0 Ampere A100, 8.6 A10, 8.9 Ada, 9.0 Hopper, 10.0 Blackwell
+  // B200, 12.0 Blackwell RTX); 0 = unknown. It picks the kernels vLLM runs where they impose
+  // something the simulation sees (the KV block size of latent attention).
+  double compute_capability = 0;
 };
 
 // The catalog, in a fixed order.

@@ -67,6 +67,17 @@ double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
   return forward + sampler;
 }
 
+std::int32_t attention_block_size(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t block_size) {
+  if (!llm.is_mla()) return block_size;
+  const double cc = gpu.compute_capability;
+  if (cc >= 9.0 && cc < 10.0) return block_size % 64 == 0 ? block_size : 64;
+  if (cc >= 10.0 && cc < 11.0) {
+    if (llm.qk_nope_head_dim == 128) return block_size == 32 || block_size == 64 ? block_size : 64;
+    return block_size % 128 == 0 ? block_size : 128;
+  }
+  return block_size;
+}
+
 SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block_size,
                                           std::int32_t* layers_per_group) {
   SlidingWindowBlocks s;

@@ -12,6 +12,13 @@
 
 namespace fleetsim {
 
+// The KV block size a pod runs with: the server's, except where vLLM's latent-attention kernels
+// impose theirs (vllm/platforms/cuda.py, check_and_update_config): FlashMLA on Hopper (compute
+// capability 9.x) needs a multiple of 64 and raises anything else to 64; on Blackwell B200
+// (10.x) FlashInfer's MLA takes 32 or 64 (else 64) when qk_nope_head_dim is 128, CUTLASS MLA
+// a multiple of 128 (else 128). Other GPUs, unknown ones, and models without MLA keep theirs.
+std::int32_t attention_block_size(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t block_size);
+
 // Every byte figure is per GPU.
 struct KvCapacity {
   double total_bytes = 0;       // CUDA-visible device memory

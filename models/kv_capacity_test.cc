@@ -93,6 +93,24 @@ TEST(KvCapacity, SlidingWindowLayersShareThePoolInGroupsOfEqualSize) {
   EXPECT_EQ(size, 64);
 }
 
+// vllm/platforms/cuda.py: FlashMLA on Hopper, FlashInfer or CUTLASS MLA on B200.
+TEST(KvCapacity, LatentAttentionKernelsImposeTheirBlockSize) {
+  const LlmSpec& ds = find_model("DeepSeek-V3");
+  EXPECT_EQ(attention_block_size(find_gpu("H200"), ds, 16), 64);
+  EXPECT_EQ(attention_block_size(find_gpu("H100-SXM"), ds, 128), 128);  // a multiple of 64 stays
+  EXPECT_EQ(attention_block_size(find_gpu("B200"), ds, 16), 64);
+  EXPECT_EQ(attention_block_size(find_gpu("B200"), ds, 32), 32);
+  LlmSpec narrow = ds;  // FlashInfer's MLA wants qk_nope 128; CUTLASS takes the others
+  narrow.qk_nope_head_dim = 64;
+  EXPECT_EQ(attention_block_size(find_gpu("B200"), narrow, 16), 128);
+  EXPECT_EQ(attention_block_size(find_gpu("A100-80GB-SXM"), ds, 16), 16);
+  EXPECT_EQ(attention_block_size(find_gpu("RTX-PRO-6000"), ds, 16), 16);
+  GpuSpec unknown = find_gpu("H200");
+  unknown.compute_capability = 0;
+  EXPECT_EQ(attention_block_size(unknown, ds, 16), 16);
+  EXPECT_EQ(attention_block_size(find_gpu("H200"), find_model("Qwen3-32B"), 16), 16);
+}
+
 TEST(KvCapacity, MoreUtilizationMoreBlocks) {
   const GpuSpec& gpu = find_gpu("H100-SXM");
   const LlmSpec& llm = find_model("Llama-3.1-8B");

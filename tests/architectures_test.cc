@@ -83,5 +83,44 @@ TEST(Architectures, DeepSeekR1FitsOnEightH200sAndNotOnFour) {
   }
 }
 
+TEST(Architectures, DeepSeekOnHopperRunsTheBlocksFlashMlaImposes) {
+  std::string yaml = deepseek_yaml(8);
+  yaml.replace(yaml.find("block_size: 64"), 14, "block_size: 16");
+  const nlohmann::json r = run_json(yaml);
+  EXPECT_EQ(r["fleet"]["kv_block_size"], 64);
+  // The same run as one that asks for 64-token blocks: hashes, hits and capacity all use them.
+  const nlohmann::json explicit64 = run_json(deepseek_yaml(8));
+  EXPECT_EQ(r["arms"][0]["summary"]["prefix_cache_reuse"],
+            explicit64["arms"][0]["summary"]["prefix_cache_reuse"]);
+  EXPECT_FALSE(explicit64["fleet"].contains("kv_block_size"));
+  // The same GPU described without its compute capability keeps 16-token blocks, whose finer
+  // grain hits more of each prompt.
+  std::string unknown = yaml;
+  unknown.replace(unknown.find("gpu: H200"), 9,
+                  "gpu: H200-like\n  gpus:\n    - {name: H200-like, memory_gib: 139.8, "
+                  "memory_bandwidth_gbs: 4800, bf16_tflops: 989.4, fp8_tflops: 1978.9, "
+                  "interconnect_gbs: 450}");
+  const nlohmann::json fine = run_json(unknown);
+  EXPECT_FALSE(fine["fleet"].contains("kv_block_size"));
+  EXPECT_GT(fine["arms"][0]["summary"]["prefix_cache_reuse"].get<double>(),
+            r["arms"][0]["summary"]["prefix_cache_reuse"].get<double>());
+  // A pool of a model without MLA beside it cannot share 16-token blocks.
+  const std::string pools =
+      "name: ds\nseed: 5\nfleet:\n  server: {block_size: 16}\n  pools:\n"
+      "    - {name: ds, pods: 1, gpu: H200, model: DeepSeek-R1,\n"
+      "       server: {tensor_parallel_size: 8}}\n"
+      "    - {name: llama, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+      "workload:\n  type: multi_turn_chat\n  conversations: 4\n  turns: 1\n  concurrency: 2\n"
+      "arms:\n  - name: a\n    policy: round_robin\n";
+  try {
+    run_json(pools);
+    ADD_FAILURE() << "pools of different block sizes were accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("pool 'llama' runs 16-token KV blocks and pool 'ds' 64"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fleetsim

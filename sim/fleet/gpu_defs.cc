@@ -39,6 +39,10 @@ const ParamSpec& gpu_def_spec() {
                 "only by KV offloading (server.kv_offloading_size_gib) unless "
                 "server.kv_offload_bandwidth_gbs is set",
                 0, 1e6)
+          .real("compute_capability", 0,
+                "CUDA compute capability (9.0 Hopper, 10.0 B200, 12.0 RTX Blackwell); 0 = "
+                "unknown. It sets the KV block size vLLM's latent-attention kernels impose",
+                0, 100)
           .text("source", "", "where the figures come from (the datasheet), for the record");
   return kSpec;
 }
@@ -68,6 +72,7 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.fp4_tflops = p.get_double("fp4_tflops");
   g.interconnect_gbs = p.get_double("interconnect_gbs");
   g.host_link_gbs = p.get_double("host_link_gbs");
+  g.compute_capability = p.get_double("compute_capability");
   g.source = p.get_string("source");
   return g;
 }

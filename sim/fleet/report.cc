@@ -174,6 +174,9 @@ namespace {
 // What a pool's pods have beyond their GPU cache and step budget, for the table's header.
 std::string pod_extras(const PoolFacts& p) {
   std::string out;
+  if (p.forced_block_size > 0) {
+    out += "  blocks of " + std::to_string(p.forced_block_size) + " tokens (MLA kernels)";
+  }
   if (p.window_blocks_per_request > 0) {
     out += "  + sliding-window layers <= " + std::to_string(p.window_blocks_per_request) +
            " blocks/request";
@@ -191,6 +194,7 @@ std::string pod_extras(const PoolFacts& p) {
 // The same, for the result's fleet or pool object (only what is set, so older readers see no
 // change).
 void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
+  if (p.forced_block_size > 0) j["kv_block_size"] = p.forced_block_size;
   if (p.window_blocks_per_request > 0) {
     j["window_blocks_per_request"] = p.window_blocks_per_request;
   }

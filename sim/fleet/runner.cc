@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include "models/block_hash.h"
@@ -75,6 +75,7 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const Params& server = pool.server;
   PodBuild b;
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
+  b.config.engine.block_size = attention_block_size(gpu, llm, b.config.engine.block_size);
   const auto tp = static_cast<std::int32_t>(server.get_int("tensor_parallel_size"));
   const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
   const KvCapacity cap =
@@ -151,6 +152,9 @@ FleetFacts fleet_facts(const Scenario& s) {
       facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
     }
+    if (b.config.engine.block_size != pool.server.get_int("block_size")) {
+      facts.forced_block_size = b.config.engine.block_size;
+    }
     facts.window_blocks_per_request =
         b.config.engine.sliding.blocks_for(std::numeric_limits<std::int32_t>::max());
     if (b.config.engine.num_speculative_tokens > 0) {
@@ -182,14 +186,15 @@ PolicyContext policy_context(const Scenario& s, const std::string& arm, int repl
   const std::vector<PoolSpec> pools = fleet_pools(s.fleet);
   for (size_t p = 0; p < pools.size(); ++p) {
     if (!s.fleet.pools.empty()) ctx.pools.push_back(pools[p].name);
-    const std::int64_t kv_blocks = build_pod(pools[p], s.fleet).config.num_blocks;
+    const PodBuild b = build_pod(pools[p], s.fleet);
+    if (p == 0) ctx.engine_block_size = b.config.engine.block_size;
+    const std::int64_t kv_blocks = b.config.num_blocks;
     for (int i = 0; i < pools[p].pods; ++i) {
       ctx.pod_kv_blocks.push_back(kv_blocks);
       ctx.pod_names.push_back(Topology::pod_name(static_cast<int>(ctx.pod_names.size())));
       if (!s.fleet.pools.empty()) ctx.pod_pools.push_back(static_cast<std::int32_t>(p));
     }
   }
-  ctx.engine_block_size = static_cast<std::int32_t>(pools.front().server.get_int("block_size"));
   ctx.seed = s.seed;
   ctx.stream_name = replica_stream(arm, replica) + "/policy";
   return ctx;
@@ -269,6 +274,16 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     layout.push_back({pool.pods, pool.pods_per_gpu});
   }
   const std::int32_t block_size = builds.front().config.engine.block_size;
+  for (size_t p = 1; p < builds.size(); ++p) {
+    if (builds[p].config.engine.block_size != block_size) {
+      throw ScenarioError("pool '" + pool_specs[p].name + "' runs " +
+                          std::to_string(builds[p].config.engine.block_size) +
+                          "-token KV blocks and pool '" + pool_specs[0].name + "' " +
+                          std::to_string(block_size) +
+                          " (vLLM's latent-attention kernels impose theirs); every pool shares one "
+                          "block size: set fleet.server.block_size to a size both accept");
+    }
+  }
   const GatewayConfig gcfg = gateway_config_from(arm.gateway);
   const Topology topology(layout, s.fleet.gpus_per_node);
   const bool track_failures = !s.faults.empty() || gcfg.probe_interval > 0;

@@ -25,6 +25,9 @@ struct PoolFacts {
   std::int32_t max_num_seqs = 0;
   double host_kv_gib_per_pod = 0;  // KV offloading's host tier; 0 = none
   std::int64_t host_kv_blocks_per_pod = 0;
+  // The KV block size vLLM's latent-attention kernels impose over server.block_size (0 = the
+  // server's own).
+  std::int32_t forced_block_size = 0;
   // Blocks a request's sliding-window layers hold at most, beside the chain the KV blocks count
   // (0 = no sliding-window layers).
   std::int32_t window_blocks_per_request = 0;
