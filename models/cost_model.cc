@@ -168,7 +168,9 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
     tokens += n;
     entries += 1;
     // QK^T and PV: 2 FLOPs per multiply-add, per query-key pair, per head, per width.
-    const bool decode = e.new_tokens == 1;
+    // vLLM's MLA backends run a draft-verifying decode on the decode path too (their reorder
+    // threshold is raised to 1 + num_speculative_tokens).
+    const bool decode = e.is_decode();
     const double per_pair =
         2.0 * llm_.num_heads * (llm_.attention_qk_dim(decode) + llm_.attention_v_dim(decode));
     attention_flops += per_pair * (full_layers * attention_pairs(c, n, 0) +

@@ -23,6 +23,10 @@ struct BatchEntry {
   // Tokens already in the KV cache for this request before this step (prefix hits + earlier
   // chunks + decoded tokens).
   std::int32_t context_tokens = 0;
+  // A decode that verifies speculative drafts (1 + drafts new tokens): attention kernels treat
+  // it as a decode, not as a prefill chunk.
+  bool verifies_drafts = false;
+  bool is_decode() const { return new_tokens == 1 || verifies_drafts; }
 };
 
 class CostModel {

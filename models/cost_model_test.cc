@@ -164,6 +164,13 @@ TEST(RooflineCostModel, LatentAttentionReadsOneWholeLatentAndDecodesInItsSpace) 
   const auto prefill = tp8.breakdown(std::vector<BatchEntry>{{100, 0}});
   EXPECT_NEAR(prefill.flops - linear * 100 + 2.0 * ds.embedding_params() / 8 * 99,
               2.0 * 128 * (192 + 128) * 61 * (100 * 50.0) / 8, 1e3);
+  // A decode verifying 3 speculative drafts stays on the decode path: latent-space attention,
+  // nothing re-expanded.
+  BatchEntry verify{4, 10000};
+  verify.verifies_drafts = true;
+  const double linear4 = linear * 4 - 2.0 * ds.embedding_params() / 8 * 3;
+  EXPECT_NEAR(tp8.breakdown(std::vector<BatchEntry>{verify}).flops - linear4,
+              2.0 * 128 * (576 + 512) * 61 * (4 * 10002.0) / 8, 1e3);
   // A prefill that finds 1,000 tokens cached re-expands their latent through kv_b_proj.
   const auto warm = tp8.breakdown(std::vector<BatchEntry>{{100, 1000}});
   EXPECT_NEAR(warm.flops - prefill.flops,

@@ -238,7 +238,7 @@ StepPlan Engine::plan_step(TimeNs now) {
   if (!preempted) schedule_waiting(plan, budget, now);
   plan.batch.reserve(plan.scheduled.size());
   for (const auto& e : plan.scheduled) {
-    plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens});
+    plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens, e.drafts > 0});
     plan.num_tokens += e.new_tokens;
     const bool decode = e.seq->num_computed >= e.seq->request->prompt_tokens;
     ++(decode ? plan.num_decode_seqs : plan.num_prefill_seqs);
