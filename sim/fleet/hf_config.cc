@@ -50,6 +50,14 @@ class Reader {
     if (c.contains("attention_chunk_size") && !c["attention_chunk_size"].is_null()) {
       unmodelled("chunked local attention (attention_chunk_size)");
     }
+    if (c.contains("index_topk") && !c["index_topk"].is_null()) {
+      unmodelled("sparse attention over selected tokens (index_topk, DeepSeek-V3.2)");
+    }
+    if (const auto it = c.find("attn_type_list"); it != c.end() && it->is_array()) {
+      for (const auto& t : *it) {
+        if (t != 1) unmodelled("linear-attention layers (attn_type_list)");  // MiniMax: 0 = linear
+      }
+    }
     for (const auto& [key, value] : c.items()) {
       const bool hybrid = key.rfind("mamba", 0) == 0 || key.rfind("ssm_", 0) == 0 ||
                           key.rfind("linear_", 0) == 0 || key == "hybrid_override_pattern" ||

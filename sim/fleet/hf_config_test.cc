@@ -98,6 +98,15 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
       {R"({"hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 16,
            "linear_num_key_heads": 16, "vocab_size": 151936, "intermediate_size": 5120})",
        "state-space or linear-attention layers (linear_num_key_heads)"},
+      {R"({"hidden_size": 6144, "num_hidden_layers": 2, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 9216,
+           "vocab_size": 200064, "attn_type_list": [0, 1]})",
+       "linear-attention layers (attn_type_list)"},
+      {R"({"hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
+           "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+           "v_head_dim": 128, "index_topk": 2048, "intermediate_size": 18432,
+           "vocab_size": 129280})",
+       "sparse attention over selected tokens (index_topk"},
       {R"({"hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
            "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
            "intermediate_size_mlp": 16384, "num_local_experts": 128, "num_experts_per_tok": 1,
@@ -124,7 +133,7 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
     EXPECT_NE(e.find(c.says), std::string::npos) << e;
   }
   // An unknown quantization, once said, is taken.
-  const auto bnb = defs(cases[4].json, "{name: x, hf_config: config.json, weight_dtype: int4}");
+  const auto bnb = defs(cases[6].json, "{name: x, hf_config: config.json, weight_dtype: int4}");
   EXPECT_EQ(bnb[0].weight_dtype, WeightDtype::kInt4);
   // 8-bit compressed-tensors and a window as long as the context are modelled.
   const auto w8 = defs(R"({"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
