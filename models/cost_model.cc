@@ -155,7 +155,7 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   Breakdown b;
   double tokens = 0;
   double entries = 0;
-  double attention_flops = 0;  // per layer kind, summed below
+  double attention_flops = 0;  // QK^T and PV over every layer, before the TP split
   double kv_read_tokens = 0;   // context tokens read, summed over layers
   double up_projected = 0;     // MLA: cached context tokens a prefill re-expands
   const double window = llm_.sliding_window;
@@ -167,10 +167,10 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
     const double c = e.context_tokens;
     tokens += n;
     entries += 1;
-    // QK^T and PV: 2 FLOPs per multiply-add, per query-key pair, per head, per width.
     // vLLM's MLA backends run a draft-verifying decode on the decode path too (their reorder
     // threshold is raised to 1 + num_speculative_tokens).
     const bool decode = e.is_decode();
+    // QK^T and PV: 2 FLOPs per multiply-add, per query-key pair, per head, per width.
     const double per_pair =
         2.0 * llm_.num_heads * (llm_.attention_qk_dim(decode) + llm_.attention_v_dim(decode));
     attention_flops += per_pair * (full_layers * attention_pairs(c, n, 0) +
