@@ -65,3 +65,33 @@ def test_what_is_not_modelled_is_a_scenario_error(tmp_path, small_yaml):
     with pytest.raises(fleetsim.ScenarioError, match="has no host_link_gbs"):
         fleetsim.run(scenario(tmp_path, small_yaml), overrides={
             "fleet.gpus.my-gpu.host_link_gbs": 0, "fleet.server.kv_offloading_size_gib": 4})
+
+
+# deepseek-ai/DeepSeek-V2-Lite-Chat's config.json: latent attention without a query bottleneck,
+# 64 routed experts (6 a token), 2 shared, the first layer dense.
+V2_LITE = {
+    "model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "q_lora_rank": None,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_routed_experts": 64,
+    "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+    "vocab_size": 102400, "tie_word_embeddings": False,
+}
+
+
+def test_a_latent_attention_model_from_its_config_runs_in_flashmlas_blocks(tmp_path, small_yaml):
+    (tmp_path / "config.json").write_text(json.dumps(V2_LITE))
+    text = small_yaml.replace(
+        "  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n",
+        "  gpu: H100-SXM\n  model: v2-lite\n"
+        "  models: [{name: v2-lite, hf_config: config.json}]\n")
+    path = tmp_path / "lite.yaml"
+    path.write_text(text)
+    result = fleetsim.run(str(path))
+    assert result.summary["fleet"]["kv_block_size"] == 64  # FlashMLA on Hopper
+    assert result.arms[0].summary["prefix_cache_reuse"] > 0.3
+    lite = [m for m in fleetsim.models() if m["name"] == "v2-lite"]
+    assert not lite  # a scenario's own model is not added to the catalog
+    (tmp_path / "config.json").write_text(json.dumps({**V2_LITE, "index_topk": 2048}))
+    with pytest.raises(fleetsim.ScenarioError, match="sparse attention over selected tokens"):
+        fleetsim.run(str(path))
