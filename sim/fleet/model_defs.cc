@@ -59,7 +59,7 @@ const ParamSpec& model_def_spec() {
                 "how the checkpoint stores its linear layers (embeddings, lm_head and norms stay "
                 "BF16): bf16 (or FP16), fp8 (W8A8 on FP8 tensor cores, else Marlin W8A16), int8 "
                 "(W8A8), int4 (AWQ/GPTQ W4A16, group 128), fp4 (NVFP4; W4A16 before Blackwell), "
-                "mxfp4 (OCP MXFP4, scale per 32; W4A16 without FP4 tensor cores)",
+                "mxfp4 (OCP MXFP4, scale per 32; W4A16 on every GPU, as vLLM runs it by default)",
                 weight_dtype_names())
           .text("quantized", "linear",
                 "which weights weight_dtype covers: 'linear' (every linear layer of the "
