@@ -155,6 +155,7 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   Breakdown b;
   double tokens = 0;
   double entries = 0;
+  double logit_rows = 0;
   double attention_flops = 0;  // QK^T and PV over every layer, before the TP split
   double kv_read_tokens = 0;   // context tokens read, summed over layers
   double up_projected = 0;     // MLA: cached context tokens a prefill re-expands
@@ -167,6 +168,9 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
     const double c = e.context_tokens;
     tokens += n;
     entries += 1;
+    // Logits at the sampled position, or at every position a draft-verifying decode checks
+    // (the rejection sampler compares the target's distribution at each).
+    logit_rows += e.verifies_drafts ? n : 1.0;
     // vLLM's MLA backends run a draft-verifying decode on the decode path too (their reorder
     // threshold is raised to 1 + num_speculative_tokens).
     const bool decode = e.is_decode();
@@ -196,9 +200,9 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   const double bf16_linear_flops =
       2.0 * (per_rank_bf16 * tokens +
              llm_.kv_up_projection_params() * llm_.layers * up_projected / parts);
-  // BF16 work: attention, and the lm_head for one sampled position per request (vLLM computes
+  // BF16 work: attention, and the lm_head for the positions that are sampled (vLLM computes
   // logits only there).
-  const double logits_flops = 2.0 * llm_.embedding_params() * entries / parts;
+  const double logits_flops = 2.0 * llm_.embedding_params() * logit_rows / parts;
   const double bf16_flops = attention_flops / parts + logits_flops + bf16_linear_flops;
   b.flops = quantized_flops + bf16_flops;
   const double linear_efficiency =
