@@ -102,9 +102,15 @@ std::vector<LlmSpec> make_catalog() {
       // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; card: 8.03B.
       {"Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, WeightDtype::kBf16,
        "huggingface.co/meta-llama/Llama-3.1-8B config.json"},
+      // huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json: the base model's shapes.
+      {"Llama-3.1-8B-Instruct", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, WeightDtype::kBf16,
+       "huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json"},
       // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json; card: 70.6B.
       {"Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
        "huggingface.co/meta-llama/Llama-3.1-70B config.json"},
+      // huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json: the base model's shapes.
+      {"Llama-3.1-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
+       "huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json"},
       // huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json: Llama 3.1 70B's
       // shapes.
       {"Llama-3.3-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
@@ -174,7 +180,8 @@ double LlmSpec::kv_up_projection_params() const {
 
 double LlmSpec::replicated_params() const {
   if (!is_mla()) return 0.0;
-  return static_cast<double>(layers) * hidden_size * (q_lora_rank + kv_lora_rank + qk_rope_head_dim);
+  return static_cast<double>(layers) * hidden_size *
+         (q_lora_rank + kv_lora_rank + qk_rope_head_dim);
 }
 
 double LlmSpec::replicated_weight_bytes() const {
@@ -270,12 +277,32 @@ const std::vector<LlmSpec>& llm_catalog() {
 
 std::vector<std::string> model_names() { return entry_names(llm_catalog()); }
 
-const LlmSpec& find_model(const std::string& name) {
-  return find_entry(llm_catalog(), "model", name);
+namespace {
+
+// A Hugging Face repository id ("Qwen/Qwen3-32B-FP8") names the catalog entry of its repository
+// name; the error still quotes the name as written.
+std::string without_org(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
 }
 
+}  // namespace
+
+const LlmSpec& find_model(const std::string& name) { return find_model({}, name); }
+
 const LlmSpec& find_model(const std::vector<LlmSpec>& extra, const std::string& name) {
-  return find_entry_in(extra, llm_catalog(), "model", name);
+  try {
+    return find_entry_in(extra, llm_catalog(), "model", name);
+  } catch (const UnknownNameError&) {
+    const std::string repo = without_org(name);
+    if (repo == name || repo.empty()) throw;
+    for (const auto* table : {&extra, &llm_catalog()}) {
+      for (const auto& e : *table) {
+        if (e.name == repo) return e;
+      }
+    }
+    throw;
+  }
 }
 
 }  // namespace fleetsim

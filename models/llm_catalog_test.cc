@@ -11,14 +11,28 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-TEST(LlmCatalog, HasTheFifteenModels) {
-  ASSERT_EQ(model_names().size(), 15u);
+TEST(LlmCatalog, HasTheSeventeenModels) {
+  ASSERT_EQ(model_names().size(), 17u);
   for (const char* n :
        {"Qwen3-32B", "Qwen3-32B-FP8", "Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct-FP8-dynamic",
-        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.3-70B-Instruct",
-        "Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Qwen3-235B-A22B-FP8", "DeepSeek-V3", "DeepSeek-R1",
-        "gpt-oss-20b", "gpt-oss-120b"}) {
+        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-8B-Instruct", "Llama-3.1-70B",
+        "Llama-3.1-70B-Instruct", "Llama-3.3-70B-Instruct", "Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8",
+        "Qwen3-235B-A22B-FP8", "DeepSeek-V3", "DeepSeek-R1", "gpt-oss-20b", "gpt-oss-120b"}) {
     EXPECT_EQ(find_model(n).name, n);
+  }
+}
+
+TEST(LlmCatalog, AHuggingFaceRepositoryIdNamesItsEntry) {
+  EXPECT_EQ(find_model("Qwen/Qwen3-32B-FP8").name, "Qwen3-32B-FP8");
+  EXPECT_EQ(find_model("meta-llama/Llama-3.1-8B-Instruct").name, "Llama-3.1-8B-Instruct");
+  LlmSpec mine = find_model("Qwen3-32B");
+  mine.name = "my-model";
+  EXPECT_EQ(find_model({mine}, "acme/my-model").name, "my-model");
+  try {
+    find_model("acme/Qwen3-33B");
+    ADD_FAILURE() << "an unknown repository was accepted";
+  } catch (const UnknownNameError& e) {
+    EXPECT_NE(std::string(e.what()).find("'acme/Qwen3-33B'"), std::string::npos) << e.what();
   }
 }
 
