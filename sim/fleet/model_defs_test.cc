@@ -95,5 +95,49 @@ TEST(ModelDefs, BadDefinitionsNameTheField) {
   EXPECT_NE(error_of("{name: x}").find("expected a non-empty list"), std::string::npos);
 }
 
+// The architecture fields: each inconsistent combination names its field and what it needs.
+TEST(ModelDefs, ArchitectureFieldsThatDoNotFitTogetherNameTheField) {
+  const std::string base =
+      "[{name: x, num_hidden_layers: 4, hidden_size: 8, num_attention_heads: 2, vocab_size: 9, ";
+  const struct {
+    const char* fields;
+    const char* says;
+  } cases[] = {
+      {"intermediate_size: 4, kv_lora_rank: 8, qk_nope_head_dim: 4, v_head_dim: 4}]",
+       "fleet.models.0.qk_rope_head_dim: missing field 'qk_rope_head_dim'"},
+      {"intermediate_size: 4, q_lora_rank: 8}]",
+       "fleet.models.0.q_lora_rank: needs kv_lora_rank >= 1"},
+      {"intermediate_size: 4, v_head_dim: 8}]", "fleet.models.0.v_head_dim: needs kv_lora_rank"},
+      {"intermediate_size: 4, sliding_window: 16, sliding_window_layers: 4}]",
+       "sliding_window_layers: expected an integer in [1, num_hidden_layers - 1]"},
+      {"intermediate_size: 4, sliding_window_layers: 2}]",
+       "sliding_window_layers: needs a sliding_window >= 1"},
+      {"intermediate_size: 4, shared_expert_intermediate_size: 4}]",
+       "shared_expert_intermediate_size: needs a mixture of experts"},
+      {"intermediate_size: 4, quantized: experts}]",
+       "quantized: 'experts' needs a mixture of experts"},
+      {"intermediate_size: 4, num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 4, "
+       "dense_layers: 4}]",
+       "dense_layers: expected fewer than num_hidden_layers (4)"},
+      {"num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 4, dense_layers: 1}]",
+       "missing field 'intermediate_size': the width of the dense layers' MLP"},
+      {"intermediate_size: 4, weight_dtype: mxfp8}]",
+       "unknown value 'mxfp8'; valid values: bf16, fp8, int8, int4, fp4, mxfp4"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of(base + c.fields);
+    EXPECT_NE(e.find(c.says), std::string::npos) << c.fields << "\n" << e;
+  }
+  // And the consistent ones are taken.
+  const LlmSpec m = defs(base +
+                         "intermediate_size: 16, num_experts: 4, num_experts_per_tok: 2, "
+                         "moe_intermediate_size: 4, dense_layers: 1, "
+                         "shared_expert_intermediate_size: 4, sliding_window: 8, "
+                         "sliding_window_layers: 2, weight_dtype: mxfp4, quantized: experts}]")[0];
+  EXPECT_EQ(m.moe_layers(), 3);
+  EXPECT_EQ(m.full_attention_layers(), 2);
+  EXPECT_TRUE(m.quantized_experts_only);
+}
+
 }  // namespace
 }  // namespace fleetsim
