@@ -15,7 +15,7 @@ enum class WeightDtype {
   kInt8,   // INT8 W8A8 (per-channel scales, dynamic per-token activations)
   kInt4,   // INT4 W4A16 (AWQ, GPTQ): group-128 FP16 scales and 4-bit zero points
   kFp4,    // NVFP4 W4A4: an FP8 scale per 16 weights; W4A16 where there are no FP4 tensor cores
-  kMxfp4,  // MXFP4 (OCP microscaling): an E8M0 scale per 32 weights; W4A16 without FP4 cores
+  kMxfp4,  // MXFP4 (OCP microscaling): an E8M0 scale per 32 weights; W4A16 (vLLM's default)
 };
 
 // The names a scenario uses (bf16, fp8, int8, int4, fp4, mxfp4), in enum order.
@@ -45,8 +45,9 @@ struct LlmSpec {
   bool tied_embeddings = false;
   // An MoE model's other MLPs (DeepSeek-V3, Kimi K2, Qwen2-MoE, GLM-4.5): a shared expert every
   // token passes through beside its routed ones (DeepSeek: n_shared_experts x
-  // moe_intermediate_size wide; Qwen2-MoE: shared_expert_intermediate_size), and leading layers
-  // whose MLP is dense, intermediate_size wide (first_k_dense_replace).
+  // moe_intermediate_size wide; Qwen2-MoE: shared_expert_intermediate_size), and layers whose
+  // MLP is dense, intermediate_size wide (DeepSeek's leading first_k_dense_replace, Qwen's
+  // mlp_only_layers; where they sit does not change a step's cost).
   std::int32_t shared_expert_intermediate_size = 0;
   std::int32_t dense_layers = 0;
   // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; 0 = grouped KV heads): K and V are
