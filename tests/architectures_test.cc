@@ -116,9 +116,13 @@ TEST(Architectures, DeepSeekOnHopperRunsTheBlocksFlashMlaImposes) {
     run_json(pools);
     ADD_FAILURE() << "pools of different block sizes were accepted";
   } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("pool 'llama' runs 16-token KV blocks and pool 'ds' 64"),
+    const std::string what = e.what();
+    EXPECT_NE(what.find("oss.yaml:"), std::string::npos) << what;
+    EXPECT_NE(what.find("fleet.pools.1.server.block_size: pool 'llama' runs 16-token KV blocks "
+                        "and pool 'ds' 64"),
               std::string::npos)
-        << e.what();
+        << what;
+    EXPECT_NE(what.find("e.g. 64"), std::string::npos) << what;
   }
 }
 

@@ -173,9 +173,11 @@ TEST(Scenario, BadPoolsNameTheFieldAndTheValidNames) {
   e = error_of(pooled_with("model: Llama-3.1-8B}",
                            "model: Llama-3.1-8B, server: {block_size: "
                            "32}}"));
-  EXPECT_NE(e.find("fleet.pools.1.server.block_size: 32 differs from pool 'small' (16)"),
+  EXPECT_NE(e.find("fleet.pools.1.server.block_size: pool 'big' runs 32-token KV blocks and pool "
+                   "'small' 16; every pool must use one KV block size"),
             std::string::npos)
       << e;
+  EXPECT_EQ(e.find("latent-attention"), std::string::npos) << e;  // no kernel imposed them
   e = error_of(pooled_with("name: big,", "name: 'big one',"));
   EXPECT_NE(e.find("is not a pool name"), std::string::npos) << e;
 }

@@ -274,16 +274,6 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     layout.push_back({pool.pods, pool.pods_per_gpu});
   }
   const std::int32_t block_size = builds.front().config.engine.block_size;
-  for (size_t p = 1; p < builds.size(); ++p) {
-    if (builds[p].config.engine.block_size != block_size) {
-      throw ScenarioError("pool '" + pool_specs[p].name + "' runs " +
-                          std::to_string(builds[p].config.engine.block_size) +
-                          "-token KV blocks and pool '" + pool_specs[0].name + "' " +
-                          std::to_string(block_size) +
-                          " (vLLM's latent-attention kernels impose theirs); every pool shares one "
-                          "block size: set fleet.server.block_size to a size both accept");
-    }
-  }
   const GatewayConfig gcfg = gateway_config_from(arm.gateway);
   const Topology topology(layout, s.fleet.gpus_per_node);
   const bool track_failures = !s.faults.empty() || gcfg.probe_interval > 0;

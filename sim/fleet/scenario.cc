@@ -14,6 +14,7 @@
 #include "models/cost_model.h"
 #include "models/engine.h"
 #include "models/gpu_catalog.h"
+#include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
@@ -246,13 +247,23 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     check_gpu_share(n, pw, p.pods_per_gpu, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
                                       p.model, p.server.get_int("tensor_parallel_size"));
-    // One request's block hashes serve every pod, so every engine hashes at one block size.
-    if (!pools.empty() && p.server.get_int("block_size") != pools[0].server.get_int("block_size")) {
-      throw ScenarioError(pw.child("server").child("block_size").at(n) + ": " +
-                          std::to_string(p.server.get_int("block_size")) + " differs from pool '" +
-                          pools[0].name + "' (" +
-                          std::to_string(pools[0].server.get_int("block_size")) +
-                          "); every pool must use one KV block size");
+    // One request's block hashes serve every pod, so every engine hashes at one block size: the
+    // server's, or the one vLLM's latent-attention kernels impose on the pool's GPU.
+    const auto block_size = [&f](const PoolSpec& q) {
+      return attention_block_size(find_gpu(f.gpus, q.gpu), find_model(f.models, q.model),
+                                  static_cast<std::int32_t>(q.server.get_int("block_size")));
+    };
+    if (!pools.empty() && block_size(p) != block_size(pools[0])) {
+      const bool imposed = block_size(p) != p.server.get_int("block_size") ||
+                           block_size(pools[0]) != pools[0].server.get_int("block_size");
+      throw ScenarioError(
+          pw.child("server").child("block_size").at(n) + ": pool '" + p.name + "' runs " +
+          std::to_string(block_size(p)) + "-token KV blocks and pool '" + pools[0].name + "' " +
+          std::to_string(block_size(pools[0])) + "; every pool must use one KV block size" +
+          (imposed ? " (vLLM's latent-attention kernels impose theirs on Hopper "
+                     "and Blackwell: set fleet.server.block_size to one both "
+                     "accept, e.g. 64)"
+                   : ""));
     }
     pools.push_back(std::move(p));
   }
