@@ -100,7 +100,7 @@ void init_catalog(py::module_& m) {
           d["kv_lora_rank"] = l.kv_lora_rank;
           d["sliding_window"] = l.sliding_window;
           d["sliding_window_layers"] = l.sliding_layers;
-          d["active_params_b"] = (l.active_params() + 2 * l.embedding_params()) / 1e9;
+          d["active_params_b"] = l.activated_params() / 1e9;
           d["weight_dtype"] = weight_dtype_name(l.weight_dtype);
           d["bytes_per_weight"] = l.bytes_per_linear_weight();
           d["quantized"] = l.quantized_experts_only ? "experts" : "linear";

@@ -241,7 +241,7 @@ int cmd_list(const std::string& what) {
       std::ostringstream sizes;  // what a capacity planner asks first: weight, and per token
       sizes << std::fixed << std::setprecision(1) << m.weight_bytes_total() / (1 << 30) << " GiB "
             << weight_dtype_name(m.weight_dtype) << (m.quantized_experts_only ? " experts" : "")
-            << ", " << (m.active_params() + 2 * m.embedding_params()) / 1e9 << "B active  ";
+            << ", " << m.activated_params() / 1e9 << "B active  ";
       std::cout << std::left << std::setw(34) << name << std::right << std::setw(7) << m.params_b
                 << "B params  " << std::left << std::setw(38) << sizes.str() << std::right
                 << std::setw(3) << m.layers << " layers  "

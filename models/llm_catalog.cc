@@ -209,6 +209,10 @@ double decoder_params(const LlmSpec& m, double experts) {
 
 double LlmSpec::active_params() const { return decoder_params(*this, experts_per_token); }
 
+double LlmSpec::activated_params() const {
+  return active_params() + embedding_params() * (tied_embeddings ? 1.0 : 2.0);
+}
+
 double LlmSpec::linear_params() const { return decoder_params(*this, num_experts); }
 
 double LlmSpec::active_quantized_params() const {

@@ -84,6 +84,9 @@ struct LlmSpec {
   // gate, up, down of the dense MLP or of the router's chosen experts): the FLOPs of a token are
   // twice this. Biases, norms and MoE routers are left out (under 0.1%).
   double active_params() const;
+  // What model cards call "activated": active_params() plus the embedding table and lm_head
+  // (one table when they are tied).
+  double activated_params() const;
   // Parameters of all the decoder's linear layers (every expert of an MoE model): the ones
   // quantized in FP8 checkpoints and held in memory. Equal to active_params() when dense.
   double linear_params() const;

@@ -37,7 +37,7 @@ DraftCost::DraftCost(SpecMethod method, const GpuSpec& gpu, const LlmSpec& llm, 
   const double params = llm.active_params() / llm.layers + llm.embedding_params();
   const double parts = std::max<std::int32_t>(tp, 1);
   bytes_ = 2.0 * params / parts;
-  kv_bytes_per_token_ = static_cast<double>(llm.kv_bytes_per_token(2, tp)) / llm.layers;
+  kv_bytes_per_token_ = static_cast<double>(llm.kv_bytes_per_token_layer(2, tp));
   flops_per_token_ = 2.0 * params / parts;
   peak_flops_ = compute_efficiency * gpu.bf16_tflops * 1e12;
   bandwidth_ = bandwidth_efficiency * gpu.memory_bandwidth_gbs * 1e9;
