@@ -251,6 +251,9 @@ int cmd_list(const std::string& what) {
                         ? ", " + std::to_string(m.sliding_layers) + " layers within " +
                               std::to_string(m.sliding_window) + " tokens"
                         : "")
+                << (m.max_position_embeddings > 0
+                        ? "  context " + std::to_string(m.max_position_embeddings) + " tokens"
+                        : "")
                 << "\n";
     }
   }

@@ -146,4 +146,45 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
   return cap;
 }
 
+double kv_bytes_for_request(const KvCapacity& cap, const LlmSpec& llm, std::int32_t block_size,
+                            std::int64_t tokens, std::int32_t max_num_batched_tokens) {
+  // One page of one group: bytes_per_token covers every full-attention group.
+  const double page = static_cast<double>(cap.bytes_per_token) / cap.sliding.full_groups *
+                      static_cast<double>(block_size);
+  const auto pages = [block_size](std::int64_t n) { return (n + block_size - 1) / block_size; };
+  double n = static_cast<double>(cap.sliding.full_groups) * static_cast<double>(pages(tokens));
+  if (cap.sliding.groups > 0) {
+    const std::int64_t seen = std::min<std::int64_t>(
+        std::int64_t{llm.sliding_window} - 1 + max_num_batched_tokens, tokens);
+    n += static_cast<double>(cap.sliding.groups) * static_cast<double>(pages(seen) + 1);
+  }
+  return n * page;
+}
+
+void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, const LlmSpec& llm,
+                                  std::int32_t tp, std::int32_t block_size,
+                                  std::int32_t max_model_len, std::int32_t max_num_batched_tokens) {
+  if (max_model_len <= 0) return;
+  const double needed =
+      kv_bytes_for_request(cap, llm, block_size, max_model_len, max_num_batched_tokens);
+  if (needed <= cap.kv_bytes) return;
+  // The longest length that fits: the needed bytes grow with the length.
+  std::int64_t lo = 0, hi = max_model_len;
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi + 1) / 2;
+    if (kv_bytes_for_request(cap, llm, block_size, mid, max_num_batched_tokens) <= cap.kv_bytes) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  throw ScenarioError(
+      "model " + llm.name + " on " + gpu.name + " (tp=" + std::to_string(tp) +
+      "): vLLM would not start: one request of max_model_len " + std::to_string(max_model_len) +
+      " tokens needs " + gib(needed) + " GiB of KV cache per GPU and " + gib(cap.kv_bytes) +
+      " GiB is left; the longest that fits is " + std::to_string(lo) +
+      " tokens: set server.max_model_len to at most that, raise server.gpu_memory_utilization, "
+      "or use more tensor parallelism");
+}
+
 }  // namespace fleetsim

@@ -55,6 +55,20 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
                                std::int32_t max_num_batched_tokens,
                                std::int32_t max_num_seqs = 256);
 
+// KV bytes per GPU that one request of `tokens` tokens may need, as vLLM's startup check sums
+// each layer's max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): a full-attention layer
+// pages the whole sequence; a sliding-window layer at most min(window - 1 +
+// max_num_batched_tokens, tokens) of it, plus one page.
+double kv_bytes_for_request(const KvCapacity& cap, const LlmSpec& llm, std::int32_t block_size,
+                            std::int64_t tokens, std::int32_t max_num_batched_tokens);
+
+// vLLM refuses to start when one request of max_model_len tokens does not fit the KV cache
+// (vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory). Throws ScenarioError then,
+// naming the longest length that fits, as vLLM's estimate_max_model_len does.
+void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, const LlmSpec& llm,
+                                  std::int32_t tp, std::int32_t block_size,
+                                  std::int32_t max_model_len, std::int32_t max_num_batched_tokens);
+
 // The activation-peak estimate alone (bytes per GPU), exposed for tests and `describe`.
 double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
                                   std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "sim/errors.h"
@@ -144,6 +145,45 @@ TEST(KvCapacity, ModelThatDoesNotFitThrowsScenarioError) {
                                 0.9, 1, 2, 16, 8192)
                 .num_blocks,
             0);
+}
+
+// vLLM's startup check (kv_cache_interface.py, max_memory_usage_bytes), by hand:
+//  - Qwen3-32B-FP8, 40,960 tokens: 2,560 pages of 16 tokens x 256 KiB = 10 GiB;
+//  - gpt-oss-120b, 131,072 tokens, 8,192 batched: a page of one group is 18 layers x 2 x 8 KV
+//    heads x 64 x 2 bytes x 16 tokens = 589,824 bytes; the full group pages all 8,192 blocks,
+//    the sliding group ceil((127 + 8,192) / 16) + 1 = 521: 8,713 x 589,824 = 5,139,136,512.
+TEST(KvCapacity, OneRequestOfMaxModelLenNeedsWhatVllmSumsOverItsLayers) {
+  const LlmSpec& qwen = find_model("Qwen3-32B-FP8");
+  const KvCapacity a = compute_kv_capacity(find_gpu("A100-80GB-PCIe"), qwen, 0.9, 1, 2, 16, 2048);
+  EXPECT_DOUBLE_EQ(kv_bytes_for_request(a, qwen, 16, 40960, 2048), 10.0 * kGiB);
+  EXPECT_DOUBLE_EQ(kv_bytes_for_request(a, qwen, 16, 40961, 2048), 10.0 * kGiB + 4 * 1048576.0);
+  EXPECT_NO_THROW(
+      check_room_for_max_model_len(a, find_gpu("A100-80GB-PCIe"), qwen, 1, 16, 40960, 2048));
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  const KvCapacity b = compute_kv_capacity(find_gpu("H200"), oss, 0.9, 1, 2, 16, 8192);
+  EXPECT_DOUBLE_EQ(kv_bytes_for_request(b, oss, 16, 131072, 8192), 5'139'136'512.0);
+}
+
+TEST(KvCapacity, AMaxModelLenTheCacheCannotHoldNamesTheLongestThatFits) {
+  const GpuSpec& gpu = find_gpu("L40S");
+  const LlmSpec& qwen = find_model("Qwen3-32B-FP8");
+  const KvCapacity cap = compute_kv_capacity(gpu, qwen, 0.9, 1, 2, 16, 2048);
+  ASSERT_LT(cap.kv_bytes, 10.0 * kGiB);
+  // Whole 4 MiB pages of 16 tokens.
+  const auto longest = static_cast<std::int32_t>(std::floor(cap.kv_bytes / 4194304.0)) * 16;
+  try {
+    check_room_for_max_model_len(cap, gpu, qwen, 1, 16, 40960, 2048);
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("the longest that fits is " + std::to_string(longest) + " tokens"),
+              std::string::npos)
+        << msg;
+  }
+  EXPECT_NO_THROW(check_room_for_max_model_len(cap, gpu, qwen, 1, 16, longest, 2048));
+  EXPECT_THROW(check_room_for_max_model_len(cap, gpu, qwen, 1, 16, longest + 1, 2048),
+               ScenarioError);
+  EXPECT_NO_THROW(check_room_for_max_model_len(cap, gpu, qwen, 1, 16, 0, 2048));  // no limit
 }
 
 TEST(KvCapacity, BadArgumentsThrowScenarioError) {

@@ -30,6 +30,13 @@ constexpr double kBf16Bytes = 2.0;
 // 256 routed experts of 2048 (8 a token) and one shared expert; vocab 129280; FP8 e4m3 with
 // 128 x 128 block scales, as released. Card: 671B parameters (and a 14B multi-token-prediction
 // module that vLLM loads only to speculate), 37B activated.
+// The entry with its context length (config.json's max_position_embeddings; where rope scaling
+// is declared, its original length x factor gives the same figure).
+LlmSpec with_context(std::int32_t positions, LlmSpec m) {
+  m.max_position_embeddings = positions;
+  return m;
+}
+
 LlmSpec deepseek_v3(const char* name) {
   LlmSpec m{name,
             61,
@@ -52,6 +59,7 @@ LlmSpec deepseek_v3(const char* name) {
   m.qk_nope_head_dim = 128;
   m.qk_rope_head_dim = 64;
   m.v_head_dim = 128;
+  m.max_position_embeddings = 163840;  // yarn: 4096 x factor 40
   return m;
 }
 
@@ -77,57 +85,69 @@ LlmSpec gpt_oss(const char* name, std::int32_t layers, std::int32_t experts, dou
   m.sliding_window = 128;
   m.sliding_layers = layers / 2;
   m.quantized_experts_only = true;
+  m.max_position_embeddings = 131072;  // yarn: 4096 x factor 32
   return m;
 }
 
 std::vector<LlmSpec> make_catalog() {
   return {
       // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json; card: 32.8B, 31.2B non-embedding.
-      {"Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621, WeightDtype::kBf16,
-       "huggingface.co/Qwen/Qwen3-32B config.json"},
+      with_context(40960, {"Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
+                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-32B config.json"}),
       // huggingface.co/Qwen/Qwen3-32B-FP8/blob/main/config.json: same shapes, FP8 linear layers.
-      {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621, WeightDtype::kFp8,
-       "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"},
+      with_context(40960, {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
+                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"}),
       // huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json (head_dim = 8192 / 64);
       // card: 72.7B.
-      {"Qwen2.5-72B-Instruct", 80, 8192, 64, 8, 128, 29568, 152064, 72.7062, WeightDtype::kBf16,
-       "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json"},
+      with_context(32768,
+                   {"Qwen2.5-72B-Instruct", 80, 8192, 64, 8, 128, 29568, 152064, 72.7062,
+                    WeightDtype::kBf16, "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json"}),
       // huggingface.co/RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic config.json: same shapes.
-      {"Qwen2.5-72B-Instruct-FP8-dynamic", 80, 8192, 64, 8, 128, 29568, 152064, 72.7062,
-       WeightDtype::kFp8, "huggingface.co/RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic config.json"},
+      with_context(32768, {"Qwen2.5-72B-Instruct-FP8-dynamic", 80, 8192, 64, 8, 128, 29568, 152064,
+                           72.7062, WeightDtype::kFp8,
+                           "huggingface.co/RedHatAI/Qwen2.5-72B-Instruct-FP8-dynamic config.json"}),
       // huggingface.co/Qwen/Qwen2.5-7B-Instruct/blob/main/config.json (head_dim = 3584 / 28);
       // card: 7.61B, 6.53B non-embedding.
-      {"Qwen2.5-7B-Instruct", 28, 3584, 28, 4, 128, 18944, 152064, 7.6156, WeightDtype::kBf16,
-       "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json"},
+      with_context(32768,
+                   {"Qwen2.5-7B-Instruct", 28, 3584, 28, 4, 128, 18944, 152064, 7.6156,
+                    WeightDtype::kBf16, "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json"}),
       // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; card: 8.03B.
-      {"Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, WeightDtype::kBf16,
-       "huggingface.co/meta-llama/Llama-3.1-8B config.json"},
+      with_context(131072,
+                   {"Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, WeightDtype::kBf16,
+                    "huggingface.co/meta-llama/Llama-3.1-8B config.json"}),
       // huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json: the base model's shapes.
-      {"Llama-3.1-8B-Instruct", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303, WeightDtype::kBf16,
-       "huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json"},
+      with_context(131072, {"Llama-3.1-8B-Instruct", 32, 4096, 32, 8, 128, 14336, 128256, 8.0303,
+                            WeightDtype::kBf16,
+                            "huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json"}),
       // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json; card: 70.6B.
-      {"Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
-       "huggingface.co/meta-llama/Llama-3.1-70B config.json"},
+      with_context(131072,
+                   {"Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537,
+                    WeightDtype::kBf16, "huggingface.co/meta-llama/Llama-3.1-70B config.json"}),
       // huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json: the base model's shapes.
-      {"Llama-3.1-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
-       "huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json"},
+      with_context(131072, {"Llama-3.1-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537,
+                            WeightDtype::kBf16,
+                            "huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json"}),
       // huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json: Llama 3.1 70B's
       // shapes.
-      {"Llama-3.3-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537, WeightDtype::kBf16,
-       "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"},
+      with_context(131072, {"Llama-3.3-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537,
+                            WeightDtype::kBf16,
+                            "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"}),
       // Mixtures of experts. huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: every
       // layer sparse (decoder_sparse_step 1, no mlp_only_layers), 128 experts of 768, 8 a token;
       // card: 30.5B total, 3.3B activated, 29.9B non-embedding.
-      {"Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, WeightDtype::kBf16,
-       "huggingface.co/Qwen/Qwen3-30B-A3B config.json", 128, 8, 768},
+      with_context(
+          40960, {"Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, WeightDtype::kBf16,
+                  "huggingface.co/Qwen/Qwen3-30B-A3B config.json", 128, 8, 768}),
       // huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json: same shapes, block-FP8 linear layers
       // (the routers, embeddings and lm_head stay BF16).
-      {"Qwen3-30B-A3B-FP8", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, WeightDtype::kFp8,
-       "huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json", 128, 8, 768},
+      with_context(40960, {"Qwen3-30B-A3B-FP8", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321,
+                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json",
+                           128, 8, 768}),
       // huggingface.co/Qwen/Qwen3-235B-A22B-FP8/blob/main/config.json: 94 layers, 128 experts of
       // 1536, 8 a token; card: 235B total, 22B activated, 234B non-embedding.
-      {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936, WeightDtype::kFp8,
-       "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json", 128, 8, 1536},
+      with_context(40960, {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936,
+                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json",
+                           128, 8, 1536}),
       deepseek_v3("DeepSeek-V3"),
       deepseek_v3("DeepSeek-R1"),
       gpt_oss("gpt-oss-20b", 24, 32, 20.9144),

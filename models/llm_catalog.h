@@ -66,6 +66,9 @@ struct LlmSpec {
   // weight_dtype covers the routed experts only; attention and the rest stay BF16 (gpt-oss's
   // MXFP4 checkpoints: modules_to_not_convert lists the attention, router, embeddings, lm_head).
   bool quantized_experts_only = false;
+  // The longest sequence the model was trained for (max_position_embeddings, rope scaling
+  // applied): vLLM's default max_model_len. 0 = not known, no limit.
+  std::int32_t max_position_embeddings = 0;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }

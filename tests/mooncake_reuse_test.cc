@@ -22,13 +22,16 @@ struct Case {
   double reference_pct;
 };
 
-// An H200 pod with `server` (a flow map) replaying the trace slowed 4x, so one pod keeps up with
-// it (reuse barely depends on timing, but a queue past the gateway's timeout would fail requests).
+// An H200 pod with `server` (the body of a flow map) replaying the trace slowed 4x, so one pod
+// keeps up with it (reuse barely depends on timing, but a queue past the gateway's timeout would
+// fail requests). The trace's longest requests (191,386 tokens) are past Llama 3.1's 131,072, so
+// the pod is allowed a longer max_model_len, as the scenarios do.
 Scenario one_pod(const std::string& server) {
   const std::string yaml =
       "name: mooncake-reuse\nseed: 42\n"
-      "fleet:\n  pods: 1\n  gpu: H200\n  model: Llama-3.1-8B\n  server: " +
-      server + "\nworkload:\n  type: mooncake_trace\n  file: '" + kTrace +
+      "fleet:\n  pods: 1\n  gpu: H200\n  model: Llama-3.1-8B\n  server: {max_model_len: 200000, "
+      "allow_long_max_model_len: true, " +
+      server + "}\nworkload:\n  type: mooncake_trace\n  file: '" + kTrace +
       "'\n  time_scale: 4\narms:\n  - name: one\n    policy: round_robin\n";
   return parse_scenario(yaml, "mooncake-reuse.yaml");
 }
@@ -38,7 +41,7 @@ class MooncakeReuse : public ::testing::TestWithParam<Case> {};
 TEST_P(MooncakeReuse, MatchesTheGlobalLruFigure) {
   ASSERT_TRUE(std::filesystem::exists(kTrace)) << kTrace << " missing (FLEETSIM_SHARED_DIR)";
   const Case& c = GetParam();
-  const Scenario s = one_pod("{num_gpu_blocks_override: " + std::to_string(c.blocks) + "}");
+  const Scenario s = one_pod("num_gpu_blocks_override: " + std::to_string(c.blocks));
   const ArmResult arm = run_arm(s, s.arms[0]);
   EXPECT_EQ(arm.summary.requests, 3993);
   EXPECT_EQ(arm.summary.completed, 3993);
@@ -64,7 +67,7 @@ TEST(MooncakeReuseWithHostTier, GpuPlusHostIsTheLargerCachesFigure) {
   ASSERT_TRUE(std::filesystem::exists(kTrace)) << kTrace << " missing (FLEETSIM_SHARED_DIR)";
   // 625,000 blocks of 16 tokens x 131,072 bytes a token (Llama-3.1-8B, BF16 KV) = 1220.7 GiB.
   const Scenario s =
-      one_pod("{num_gpu_blocks_override: 62500, kv_offloading_size_gib: 1220.703125}");
+      one_pod("num_gpu_blocks_override: 62500, kv_offloading_size_gib: 1220.703125");
   const ArmResult arm = run_arm(s, s.arms[0]);
   EXPECT_EQ(arm.summary.completed, 3993);
   ASSERT_TRUE(arm.summary.kv_offload.has_value());

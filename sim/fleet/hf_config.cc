@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -75,6 +76,31 @@ class Reader {
       out[key] = *v;
     }
     if (auto q = integer(c, "q_lora_rank")) out["q_lora_rank"] = *q;  // null: direct
+  }
+
+  // vLLM's derived max_model_len (vllm/config/model.py, _get_and_verify_max_len): the position
+  // limit, times a rope scaling's factor (of the original length for yarn) except for the
+  // llama3, longrope and su types, whose limit already includes it.
+  void context_length(const Json& c, YAML::Node& out) const {
+    auto positions = integer(c, "max_position_embeddings");
+    if (!positions || *positions <= 0) return;
+    double length = static_cast<double>(*positions);
+    if (const auto it = c.find("rope_scaling"); it != c.end() && it->is_object()) {
+      const Json& rope = *it;
+      const std::string type = rope.value("rope_type", rope.value("type", std::string()));
+      const auto factor = rope.find("factor");
+      const bool scales = type != "llama3" && type != "longrope" && type != "su" &&
+                          type != "mrope" && factor != rope.end() && factor->is_number();
+      if (scales) {
+        if (type == "yarn") {
+          if (auto original = integer(rope, "original_max_position_embeddings")) {
+            length = static_cast<double>(*original);
+          }
+        }
+        length *= factor->get<double>();
+      }
+    }
+    out["max_position_embeddings"] = static_cast<std::int64_t>(std::llround(length));
   }
 
   // Sliding-window layers: counted from layer_types, a pattern, or Qwen's max_window_layers.
@@ -235,6 +261,7 @@ class Reader {
     YAML::Node out(YAML::NodeType::Map);
     latent_attention(c, out);
     sliding_window(c, out);
+    context_length(c, out);
     moe_layout(c, out);
     for (const char* key : {"num_hidden_layers", "hidden_size", "num_attention_heads",
                             "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",

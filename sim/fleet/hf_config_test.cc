@@ -65,6 +65,8 @@ TEST_F(HfConfig, TheConfigOfACatalogModelGivesTheCatalogEntry) {
   EXPECT_EQ(m[0].kv_bytes_per_token(2), cat.kv_bytes_per_token(2));
   EXPECT_NEAR(m[0].weight_bytes_total(), cat.weight_bytes_total(), 1e-3 * cat.weight_bytes_total());
   EXPECT_NE(m[0].source.find("config.json"), std::string::npos);
+  EXPECT_EQ(m[0].max_position_embeddings, cat.max_position_embeddings);
+  EXPECT_EQ(m[0].max_position_embeddings, 40960);
   // A field given beside hf_config overrides the file's.
   const auto bf16 = defs(kQwen3Fp8, "{name: mine, hf_config: config.json, weight_dtype: bf16}");
   EXPECT_EQ(bf16[0].weight_dtype, WeightDtype::kBf16);
@@ -208,6 +210,31 @@ std::string gpt_oss_120b() {
          types + R"(], "quantization_config": {"quant_method": "mxfp4",
     "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
                                "model.embed_tokens", "lm_head"]}})";
+}
+
+// vLLM's derived max_model_len: rope scaling multiplies the position limit (yarn: its original
+// length), except for llama3-style scaling, whose limit already includes it.
+TEST_F(HfConfig, TheContextLengthIsVllmsDerivedMaxModelLen) {
+  auto with_rope = [](const std::string& rope) {
+    return R"({"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+      "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 32768)" +
+           (rope.empty() ? std::string() : ", \"rope_scaling\": " + rope) + "}";
+  };
+  auto length = [&](const std::string& rope) {
+    return defs(with_rope(rope), "{name: m, hf_config: config.json}")[0].max_position_embeddings;
+  };
+  EXPECT_EQ(length(""), 32768);
+  EXPECT_EQ(length(R"({"rope_type": "yarn", "factor": 4.0,
+                       "original_max_position_embeddings": 32768})"),
+            131072);
+  EXPECT_EQ(length(R"({"type": "linear", "factor": 2.0})"), 65536);
+  EXPECT_EQ(length(R"({"rope_type": "llama3", "factor": 8.0,
+                       "original_max_position_embeddings": 8192})"),
+            32768);
+  // DeepSeek-V3 and gpt-oss-120b: yarn from 4,096 by 40 and by 32, their limits as written.
+  EXPECT_EQ(defs(kDeepSeekV3, "{name: ds, hf_config: config.json}")[0].max_position_embeddings,
+            163840);
+  EXPECT_EQ(find_model("gpt-oss-120b").max_position_embeddings, 131072);
 }
 
 TEST_F(HfConfig, LatentAttentionSharedExpertsAndDenseLayersOfDeepSeekV3) {

@@ -54,6 +54,10 @@ const ParamSpec& model_def_spec() {
                    "layers with the sliding window (gpt-oss: half; Gemma 3: five in six); the "
                    "others attend to everything",
                    0, 1000)
+          .integer("max_position_embeddings", 0,
+                   "the longest sequence the model takes (config.json, rope scaling applied): "
+                   "vLLM's default max_model_len; 0 = not known, no limit",
+                   0, 1e8)
           .boolean("tie_word_embeddings", false, "lm_head is the embedding table")
           .text("weight_dtype", "bf16",
                 "how the checkpoint stores its linear layers (embeddings, lm_head and norms stay "
@@ -172,6 +176,7 @@ LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
     need("sliding_window_layers", m.sliding_layers == 0, "needs a sliding_window >= 1");
   }
   m.tied_embeddings = p.get_bool("tie_word_embeddings");
+  m.max_position_embeddings = get32(p, "max_position_embeddings");
   m.quantized_experts_only = p.get_string("quantized") == "experts";
   need("quantized", !m.quantized_experts_only || m.num_experts > 0,
        "'experts' needs a mixture of experts (num_experts >= 1)");

@@ -38,6 +38,11 @@ TEST(ModelDefs, AConfigJsonGivesTheCatalogsShapes) {
   EXPECT_NEAR(m[0].params_b, cat.params_b, 0.001);
   EXPECT_EQ(&find_model(m, "my-llama"), &m[0]);
   EXPECT_EQ(find_model(m, "Llama-3.1-8B").name, "Llama-3.1-8B");
+  // Without max_position_embeddings the length is not known: no limit.
+  EXPECT_EQ(m[0].max_position_embeddings, 0);
+  std::string with_length = kLlama8b;
+  with_length.replace(with_length.find("vocab_size"), 0, "max_position_embeddings: 131072, ");
+  EXPECT_EQ(defs(with_length.c_str())[0].max_position_embeddings, 131072);
 }
 
 TEST(ModelDefs, MixturesOfExpertsAndTiedEmbeddings) {

@@ -13,7 +13,9 @@
 namespace fleetsim {
 
 // How a request ended. Errors carry the class a client would see.
-enum class Outcome { kOk, kNoPod503, kRefused502, kTimeout, kMidStream };
+// kBadRequest400: the server refused the request itself (longer than its max_model_len), as
+// vLLM's API server answers HTTP 400; a client does not retry it.
+enum class Outcome { kOk, kNoPod503, kRefused502, kTimeout, kMidStream, kBadRequest400 };
 const char* outcome_name(Outcome o);
 
 class FleetObserver {

@@ -17,6 +17,8 @@ const char* outcome_name(Outcome o) {
       return "timeout";
     case Outcome::kMidStream:
       return "mid_stream";
+    case Outcome::kBadRequest400:
+      return "http_400";
   }
   return "?";
 }
@@ -80,6 +82,13 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
     return;
   }
   --in_api_stage_;
+  // vLLM's API server checks the length after tokenizing (serving_engine.py, _validate_input):
+  // the prompt and the tokens it may generate must fit max_model_len.
+  if (config_.max_model_len > 0 &&
+      std::int64_t{r->prompt_tokens} + r->output_tokens > config_.max_model_len) {
+    listener_->on_pod_failed(r, index_, Outcome::kBadRequest400);
+    return;
+  }
   engine_->add(std::move(r), loop_.now());
   if (!busy_) start_step();
 }

@@ -23,6 +23,9 @@ struct PodConfig {
   TimeNs api_overhead_fixed = 0;           // per request, before the engine sees it
   double api_overhead_ns_per_token = 0.0;  // per prompt token
   DraftCost draft;  // the speculative drafter's GPU time after each step (none: 0)
+  // vLLM's max_model_len: a request whose prompt plus max_tokens exceeds it is refused with
+  // HTTP 400 by the API server (0 = no limit).
+  std::int32_t max_model_len = 0;
 };
 
 // How a pod answers a connection.

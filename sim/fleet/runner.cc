@@ -69,6 +69,40 @@ void set_kv_offload(EngineConfig& e, const Params& server, const GpuSpec& gpu,
   e.offload_load_ns_per_block = static_cast<TimeNs>(block_bytes / (gbs * 1e9) * 1e9);
 }
 
+// vLLM's max_model_len: the model's own length unless the server sets another; a longer one
+// needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (server.allow_long_max_model_len; vllm/config/model.py,
+// _get_and_verify_max_len).
+std::int32_t max_model_len(const Params& server, const LlmSpec& llm, const std::string& pool) {
+  const auto set = static_cast<std::int32_t>(server.get_int("max_model_len"));
+  if (set == 0) return llm.max_position_embeddings;
+  if (llm.max_position_embeddings > 0 && set > llm.max_position_embeddings &&
+      !server.get_bool("allow_long_max_model_len")) {
+    throw ScenarioError("pool '" + pool + "': server.max_model_len " + std::to_string(set) +
+                        " is longer than " + llm.name + "'s max_position_embeddings (" +
+                        std::to_string(llm.max_position_embeddings) +
+                        "), which vLLM refuses; expected at most that, 0 for it, or "
+                        "server.allow_long_max_model_len: true (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)");
+  }
+  return set;
+}
+
+// Without chunked prefill a prompt is computed in one step, so vLLM raises the step budget to
+// max_model_len unless the server set one, and refuses a set budget below it
+// (vllm/config/scheduler.py).
+void budget_without_chunking(EngineConfig& e, const Params& server, std::int32_t max_len,
+                             const std::string& pool) {
+  if (e.enable_chunked_prefill || max_len <= 0) return;
+  if (server.get_int("max_num_batched_tokens") == 0) {
+    e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, max_len);
+  } else if (e.max_num_batched_tokens < max_len) {
+    throw ScenarioError("pool '" + pool + "': server.max_num_batched_tokens " +
+                        std::to_string(e.max_num_batched_tokens) + " is below max_model_len " +
+                        std::to_string(max_len) +
+                        " with enable_chunked_prefill off, which vLLM refuses; expected at least "
+                        "max_model_len, or a shorter server.max_model_len");
+  }
+}
+
 PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
   const LlmSpec& llm = find_model(fleet.models, pool.model);
@@ -78,10 +112,14 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.engine.block_size = attention_block_size(gpu, llm, b.config.engine.block_size);
   const auto tp = static_cast<std::int32_t>(server.get_int("tensor_parallel_size"));
   const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
+  b.config.max_model_len = max_model_len(server, llm, pool.name);
+  budget_without_chunking(b.config.engine, server, b.config.max_model_len, pool.name);
   const KvCapacity cap =
       compute_kv_capacity(gpu, llm, server.get_double("gpu_memory_utilization"), tp, kv_dtype_bytes,
                           b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
                           b.config.engine.max_num_seqs);
+  check_room_for_max_model_len(cap, gpu, llm, tp, b.config.engine.block_size,
+                               b.config.max_model_len, b.config.engine.max_num_batched_tokens);
   b.config.engine.sliding = cap.sliding;
   const std::int64_t override_blocks = server.get_int("num_gpu_blocks_override");
   b.config.num_blocks =
@@ -356,7 +394,9 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   std::int64_t lost = 0, retries = 0;
   gateway.on_completion([&](const RequestPtr& r, int, Outcome o) {
     if (o != Outcome::kOk) {
-      const TimeNs delay = retry.delay_before(r->attempt + 1);
+      // A request the server refused as too long fails the same way every time.
+      const TimeNs delay =
+          o == Outcome::kBadRequest400 ? TimeNs{-1} : retry.delay_before(r->attempt + 1);
       if (delay >= 0) {
         // The same request again: same id, content and hashes; a new attempt.
         auto again = std::make_shared<Request>(*r);

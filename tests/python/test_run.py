@@ -161,6 +161,8 @@ def test_catalog(flagship):
         512, 3, 2048)
     assert (oss["sliding_window"], oss["sliding_window_layers"]) == (128, 18)
     assert (oss["weight_dtype"], oss["quantized"]) == ("mxfp4", "experts")
+    assert (models["Qwen3-32B"]["max_position_embeddings"], oss["max_position_embeddings"]) == (
+        40960, 131072)
     assert "affinity_threshold" in fleetsim.describe("epp")
     assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
     assert fleetsim.cost_model_params()
@@ -181,3 +183,17 @@ def test_goodput_of_the_summary_equals_the_one_from_the_requests(flagship):
         assert g["requests"] == mine.loc[arm.name, "requests"]
         assert g["goodput_req_s"] == pytest.approx(mine.loc[arm.name, "goodput_req_s"], rel=1e-6)
         assert g["per_class"] == []
+
+
+def test_max_model_len_answers_longer_requests_400_and_can_stop_a_pod_starting(small_yaml):
+    # Prompts of 300-900 tokens growing by up to 260 a turn, answers of 5-60: some pass 1,200.
+    result = fleetsim.run(fleetsim.load(small_yaml, overrides={"fleet.server.max_model_len": 1200}))
+    df = result.requests
+    ok, refused = df[df["status"] == "ok"], df[df["status"] == "http_400"]
+    assert len(ok) and len(refused) and len(ok) + len(refused) == len(df)
+    assert (ok["prompt_tokens"] + ok["output_tokens"] <= 1200).all()
+    assert (refused["prompt_tokens"] + 60 > 1200).all()
+    assert (refused["attempts"] == 1).all() and refused["ttft_ms"].isna().all()
+    with pytest.raises(fleetsim.ScenarioError, match=r"vLLM would not start: one request of "
+                       r"max_model_len 40960 tokens needs 10\.00 GiB"):
+        fleetsim.run(fleetsim.load(small_yaml, overrides={"fleet.model": "Qwen3-32B-FP8"}))
