@@ -87,6 +87,24 @@ bool Engine::start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t bl
   return true;
 }
 
+// vLLM's NixlConnector reads every prompt token past the local hit, the partial last block
+// too (get_num_new_matched_tokens); the last token is computed here to sample from.
+bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs now,
+                               StepPlan& plan) {
+  const std::int32_t prompt_blocks = (s.num_tokens() + config_.block_size - 1) / config_.block_size;
+  const std::int32_t blocks = prompt_blocks - cached_blocks;
+  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens())) return false;
+  s.cached_tokens = cached_blocks * config_.block_size;
+  plan.admitted.push_back(&s);
+  s.num_computed = s.cached_tokens;
+  s.loading_blocks = blocks;
+  s.load_done = std::max(now, network_free_) + s.remote_latency + blocks * s.remote_ns_per_block;
+  network_free_ = s.load_done;
+  loading_.push_back(std::move(waiting_.front()));
+  waiting_.pop_front();
+  return true;
+}
+
 // Loaded prefixes join the running requests (and the GPU's prefix cache), oldest first, as far as
 // max_num_seqs allows; their prefill continues from the end of the load.
 void Engine::finish_loads(TimeNs now) {
@@ -118,7 +136,7 @@ void Engine::offer_to_host(Sequence& s) {
   s.offered_blocks = std::max(s.offered_blocks, full);
 }
 
-void Engine::add(RequestPtr request, TimeNs now) {
+void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   if (!request->block_hashes || request->hash_block_size != config_.block_size) {
     throw InternalError("request " + std::to_string(request->id) +
                         " has no block hashes at the engine's block size");
@@ -126,6 +144,8 @@ void Engine::add(RequestPtr request, TimeNs now) {
   auto seq = std::make_shared<Sequence>();
   seq->request = std::move(request);
   seq->enqueued = now;
+  seq->remote_ns_per_block = remote.ns_per_block;
+  seq->remote_latency = remote.latency;
   waiting_.push_back(std::move(seq));
 }
 
@@ -196,6 +216,11 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now) 
       counters_.prefix_cache_queries += s.num_tokens();
       counters_.prefix_cache_hits += cached;
       s.counted = true;
+    }
+    if (s.remote_ns_per_block > 0 && s.cached_tokens < 0) {
+      // Computed by a prefill pod: read, not computed (once: a preempted request recomputes).
+      if (!start_remote_load(s, cached_blocks, now, plan)) break;  // head-of-line
+      continue;
     }
     if (host_) {
       // What the GPU misses may be in host memory: its full blocks past the GPU's hit load
@@ -367,6 +392,16 @@ const ParamSpec& server_spec() {
                 "accepted up to positions 1-3, i.e. 0.73, 0.71, 0.68 each given the previous; "
                 "mean acceptance length 2.60)",
                 0.0, 1.0)
+          .real("kv_transfer_gbs", 50,
+                "prefill/decode disaggregation: the network a decode pod reads a prompt's KV "
+                "over, GB/s per GPU (each tensor-parallel rank its share, at once); default: one "
+                "400 Gb/s ConnectX-7 NIC per GPU, as in NVIDIA DGX H100/H200, at line rate",
+                0.001, 1e5)
+          .real("kv_transfer_latency_ms", 0.0,
+                "prefill/decode disaggregation: fixed cost per request of reading its KV from "
+                "the prefill pod (NIXL's descriptor exchange and notification), beyond the "
+                "gateway's network latency for the sidecar's hops",
+                0)
           .real("api_overhead_ms", 4.0,
                 "API-server and gateway cost per request before the engine sees it: HTTP "
                 "parsing, chat template, routing hop (fixed part)",

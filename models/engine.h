@@ -26,6 +26,13 @@ namespace fleetsim {
 // counted again each step it waits (one vLLM V1 release did this).
 enum class PrefixCountingMode { kPerRequest, kPerLookup };
 
+// Where a request's prompt KV comes from when another pod computed it (a prefill pod, vLLM's
+// NixlConnector): the network's time per block into this pod and a fixed latency per request.
+struct RemoteKv {
+  TimeNs ns_per_block = 0;
+  TimeNs latency = 0;
+};
+
 struct EngineConfig {
   std::int32_t block_size = 16;
   std::int32_t max_num_batched_tokens = 2048;
@@ -65,6 +72,10 @@ struct Sequence {
   std::int32_t loading_blocks = 0;  // blocks being loaded from the host tier
   TimeNs load_done = 0;             // when that load ends
   std::int32_t offered_blocks = 0;  // leading full blocks already offered to the host tier
+  // Prefill/decode disaggregation: the prompt's KV is read from a prefill pod over the network
+  // at this cost per block (0 = computed here), plus a fixed latency per request.
+  TimeNs remote_ns_per_block = 0;
+  TimeNs remote_latency = 0;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
 };
@@ -124,7 +135,8 @@ class Engine {
  public:
   Engine(const EngineConfig& config, std::int32_t num_blocks);
 
-  void add(RequestPtr request, TimeNs now);
+  // `remote`: the prompt's KV is read from a prefill pod instead of being computed here.
+  void add(RequestPtr request, TimeNs now, RemoteKv remote = {});
   bool has_work() const { return !waiting_.empty() || !running_.empty() || !loading_.empty(); }
   // `now` decides which loads from the host tier have ended.
   StepPlan plan_step(TimeNs now = 0);
@@ -155,6 +167,9 @@ class Engine {
   // its GPU hit of `cached_blocks`; false when the GPU has no room for its prompt.
   bool start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t blocks, TimeNs now,
                   StepPlan& plan);
+  // Admits `s` to read the rest of its prompt from a prefill pod; false when the GPU has no
+  // room for its prompt.
+  bool start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs now, StepPlan& plan);
   void finish_loads(TimeNs now);
   void offer_to_host(Sequence& s);
   // Drafts of `drafts` tokens the target accepts: each in turn with probability
@@ -167,6 +182,7 @@ class Engine {
   KvBlockCache cache_;
   std::unique_ptr<HostKvTier> host_;  // null without KV offloading
   TimeNs link_free_ = 0;              // the host link carries one load at a time
+  TimeNs network_free_ = 0;           // so does the network link KV arrives by from prefill pods
   std::deque<std::shared_ptr<Sequence>> waiting_;
   std::vector<std::shared_ptr<Sequence>> running_;
   std::vector<std::shared_ptr<Sequence>> loading_;

@@ -132,6 +132,13 @@ std::vector<LlmSpec> make_catalog() {
       with_context(131072, {"Llama-3.3-70B-Instruct", 80, 8192, 64, 8, 128, 28672, 128256, 70.5537,
                             WeightDtype::kBf16,
                             "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"}),
+      // huggingface.co/RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic config.json: the same
+      // shapes, llm-compressor FP8_DYNAMIC on the decoder's linear layers (lm_head ignored);
+      // the model of llm-d's P/D disaggregation guide.
+      with_context(131072, {"Llama-3.3-70B-Instruct-FP8-dynamic", 80, 8192, 64, 8, 128, 28672,
+                            128256, 70.5537, WeightDtype::kFp8,
+                            "huggingface.co/RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic "
+                            "config.json"}),
       // Mixtures of experts. huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: every
       // layer sparse (decoder_sparse_step 1, no mlp_only_layers), 128 experts of 768, 8 a token;
       // card: 30.5B total, 3.3B activated, 29.9B non-embedding.

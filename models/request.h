@@ -38,6 +38,11 @@ struct Request {
   std::string tier;       // tier hint for tier routing (e.g. "small", "big"); empty = none
   std::string slo_class;  // SLO class (e.g. "interactive", "batch"); empty = default
   std::string tenant;     // the tenant (application, team) a conversation belongs to; may be empty
+  // Prefill/decode disaggregation: the prefill pod the router chose for this attempt (-1: the
+  // pod that serves it computes its prompt too); on the prefill leg a decode pod sends there,
+  // that decode pod.
+  std::int32_t prefill_pod = -1;
+  std::int32_t prefill_leg_for = -1;
 
   // Chained hashes of every full block of prompt + output, at the engine's block size.
   // Computed once when the request is made; shared with routers that hash at the same size.

@@ -61,7 +61,19 @@ const ParamSpec& gateway_spec() {
                 "per-request L4/L7 spreader), random (kube-proxy iptables mode with a connection "
                 "per request), conversation_hash (session affinity: a hash of the conversation, "
                 "else the session id, else the request)",
-                {"round_robin", "random", "conversation_hash"});
+                {"round_robin", "random", "conversation_hash"})
+          .boolean("disaggregate", true,
+                   "with pools of role prefill: send each prompt to a prefill pod and decode it "
+                   "on a decode pod, which reads the prompt's KV over the network (llm-d's P/D "
+                   "disaggregation); false: every pod serves whole requests")
+          .integer("pd_non_cached_tokens", 0,
+                   "disaggregate only a prompt the decode pod would have to compute at least "
+                   "this many tokens of (llm-d's prefix-based-pd-decider nonCachedTokens; 0 = "
+                   "always)",
+                   0, 1e8)
+          .text("prefill_policy", "",
+                "the routing policy that picks prefill pods, with its defaults; empty = the "
+                "arm's own policy and parameters");
   return kSpec;
 }
 
@@ -90,6 +102,9 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.replica_assignment = a == "random"              ? ReplicaAssignment::kRandom
                          : a == "conversation_hash" ? ReplicaAssignment::kConversationHash
                                                     : ReplicaAssignment::kRoundRobin;
+  c.disaggregate = p.get_bool("disaggregate");
+  c.pd_non_cached_tokens = static_cast<std::int32_t>(p.get_int("pd_non_cached_tokens"));
+  c.prefill_policy = p.get_string("prefill_policy");
   return c;
 }
 
@@ -117,6 +132,7 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
       spread_rng_(make_rng(seed, "gateway/spreader")),
       inflight_(pods.size(), 0),
       pod_pools_(pods.size(), 0),
+      pod_roles_(pods.size(), PodRole::kBoth),
       healthy_(pods.size(), true),
       endpoints_(pods.size(), true),
       probe_ok_run_(pods.size(), 0),
@@ -131,6 +147,7 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
     Replica r;
     r.policy = std::move(rp.policy);
     r.fallback = std::move(rp.fallback);
+    r.prefill = std::move(rp.prefill);
     r.inflight.assign(pods.size(), 0);
     r.inflight_tokens.assign(pods.size(), 0);
     replicas_.push_back(std::move(r));
@@ -144,8 +161,9 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
 }
 
 void Gateway::start() {
-  const bool kv_events = std::any_of(replicas_.begin(), replicas_.end(),
-                                     [](const Replica& r) { return r.policy->wants_kv_events(); });
+  const bool kv_events = std::any_of(replicas_.begin(), replicas_.end(), [](const Replica& r) {
+    return r.policy->wants_kv_events() || (r.prefill && r.prefill->wants_kv_events());
+  });
   if (kv_events) {
     for (auto& p : pods_) p->publish_kv_events();
   }
@@ -197,7 +215,7 @@ void Gateway::scrape(int replica) {
   loop_.schedule_background_in(config_.scrape_interval, [this, replica] { scrape(replica); });
 }
 
-std::span<const PodState> Gateway::candidates(int replica, bool engine_state) {
+std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Leg leg) {
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
   std::vector<PodState>& out = candidates_;
   out.clear();
@@ -205,6 +223,7 @@ std::span<const PodState> Gateway::candidates(int replica, bool engine_state) {
   // memory access of its own, per pod and per request.
   for (size_t i = 0; i < pods_.size(); ++i) {
     if (!healthy_[i] || !endpoints_[i]) continue;
+    if (disaggregated_ && (pod_roles_[i] == PodRole::kPrefill) != (leg == Leg::kPrefill)) continue;
     PodState& s = out.emplace_back();
     s.index = static_cast<int>(i);
     s.name = pod_names_[i];
@@ -282,10 +301,17 @@ void Gateway::route(RequestPtr r, int replica) {
 }
 
 std::vector<PolicyCounter> Gateway::counters() const {
-  return {{"routed_by_policy", static_cast<double>(routed_by_policy_)},
-          {"routed_by_fallback", static_cast<double>(routed_by_fallback_)},
-          {"picker_failures", static_cast<double>(picker_failures_)},
-          {"no_healthy_pod", static_cast<double>(no_pod_)}};
+  std::vector<PolicyCounter> out = {
+      {"routed_by_policy", static_cast<double>(routed_by_policy_)},
+      {"routed_by_fallback", static_cast<double>(routed_by_fallback_)},
+      {"picker_failures", static_cast<double>(picker_failures_)},
+      {"no_healthy_pod", static_cast<double>(no_pod_)}};
+  if (disaggregated_) {
+    out.push_back({"prefill_legs", static_cast<double>(prefill_legs_)});
+    out.push_back({"decode_only_below_threshold", static_cast<double>(decode_only_)});
+    out.push_back({"decode_only_no_prefill_pod", static_cast<double>(no_prefill_pod_)});
+  }
+  return out;
 }
 
 std::vector<PolicyCounter> Gateway::policy_counters() const {
@@ -326,6 +352,7 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +
                         std::to_string(pods_.size()));
   }
+  r->prefill_pod = disaggregated_ ? choose_prefill(*r, pod, replica) : -1;
   dispatch(std::move(r), pod, policy, replica);
 }
 
@@ -352,6 +379,7 @@ void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica
 }
 
 void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
+  if (r->prefill_leg_for >= 0) return;  // the prefill pod's one token stays with the decode pod
   loop_.schedule_in(latency_to(pod), [this, r, pod] {
     auto it = attempts_.find(r->id);
     if (it == attempts_.end() || it->second.pod != pod || it->second.number != r->attempt) {
@@ -368,14 +396,33 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
 }
 
 void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
+  if (r->prefill_leg_for >= 0) {
+    end_prefill_leg(r, pod);
+    const int decode = r->prefill_leg_for;
+    const std::int32_t tp = pods_[static_cast<size_t>(pod)]->tensor_parallel_size();
+    loop_.schedule_in(latency_to(pod), [this, r, decode, tp] {
+      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp);
+    });
+    return;
+  }
   loop_.schedule_in(latency_to(pod), [this, r, pod] { finish(r, pod, Outcome::kOk); });
 }
 
 void Gateway::on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) {
+  if (r->prefill_leg_for >= 0) {
+    end_prefill_leg(r, pod);
+    const int decode = r->prefill_leg_for;
+    loop_.schedule_in(latency_to(pod), [this, r, decode, outcome] {
+      pods_[static_cast<size_t>(decode)]->prefill_failed(r, outcome);
+    });
+    return;
+  }
   loop_.schedule_in(latency_to(pod), [this, r, pod, outcome] { finish(r, pod, outcome); });
 }
 
 void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
+  // A stalled prefill leg never answers its decode pod: the request's own timeout ends it.
+  if (r->prefill_leg_for >= 0) return;
   auto it = attempts_.find(r->id);
   if (it == attempts_.end() || it->second.pod != pod || config_.request_timeout <= 0) return;
   // The stream stops: the same timeout, now as an idle timeout, ends it mid-stream.
@@ -387,7 +434,10 @@ void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
 void Gateway::on_pod_kv_events(int pod, std::vector<KvEvent> events) {
   // Every replica's indexer subscribes to the same stream.
   loop_.schedule_background_in(config_.kv_event_delay, [this, pod, ev = std::move(events)] {
-    for (auto& r : replicas_) r.policy->on_kv_events(pod, ev);
+    for (auto& r : replicas_) {
+      r.policy->on_kv_events(pod, ev);
+      if (r.prefill) r.prefill->on_kv_events(pod, ev);
+    }
   });
 }
 

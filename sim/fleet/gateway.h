@@ -14,6 +14,7 @@
 #include "sim/event_loop.h"
 #include "sim/fleet/observer.h"
 #include "sim/fleet/pod.h"
+#include "sim/fleet/pod_role.h"
 #include "sim/params.h"
 
 namespace fleetsim {
@@ -45,6 +46,12 @@ struct GatewayConfig {
   // and scrape phase.
   int replicas = 1;
   ReplicaAssignment replica_assignment = ReplicaAssignment::kRoundRobin;
+  // Prefill/decode disaggregation, when the fleet has prefill pods (llm-d's pd-profile-handler
+  // with its prefix-based decider): send a prompt to a prefill pod unless the decode pod holds
+  // all but fewer than `pd_non_cached_tokens` of it (0 = always).
+  bool disaggregate = true;
+  std::int32_t pd_non_cached_tokens = 0;
+  std::string prefill_policy;  // empty: the arm's own policy and parameters
 };
 
 const char* replica_assignment_name(ReplicaAssignment a);
@@ -57,6 +64,7 @@ GatewayConfig gateway_config_from(const Params& p);
 struct ReplicaPolicies {
   std::unique_ptr<RoutingPolicy> policy;
   std::unique_ptr<RoutingPolicy> fallback;
+  std::unique_ptr<RoutingPolicy> prefill;  // picks prefill pods (null: no disaggregation)
 };
 
 class Gateway : public PodListener {
@@ -69,6 +77,10 @@ class Gateway : public PodListener {
           std::uint64_t seed);
   // The pool of each pod (PodState::pool), by pod index; all 0 unless set.
   void set_pod_pools(std::vector<std::int32_t> pools) { pod_pools_ = std::move(pools); }
+  // The role of each pod, by pod index; all kBoth unless set. With prefill pods (and
+  // config.disaggregate) a request's prompt goes to one of them and its decode to another pod.
+  void set_pod_roles(std::vector<PodRole> roles);
+  bool disaggregated() const { return disaggregated_; }
 
   // Starts the periodic machinery (probes, scrapes). Call once, before the first request.
   void start();
@@ -94,6 +106,7 @@ class Gateway : public PodListener {
   void on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) override;
   void on_pod_stalled(const RequestPtr& r, int pod) override;
   void on_pod_kv_events(int pod, std::vector<KvEvent> events) override;
+  void on_pod_prefill_leg(const RequestPtr& leg, int decode_pod) override;
 
   // The first replica's policy.
   const RoutingPolicy& policy() const { return *replicas_.front().policy; }
@@ -122,6 +135,7 @@ class Gateway : public PodListener {
   struct Replica {
     std::unique_ptr<RoutingPolicy> policy;
     std::unique_ptr<RoutingPolicy> fallback;
+    std::unique_ptr<RoutingPolicy> prefill;
     std::vector<std::int32_t> inflight;
     std::vector<std::int64_t> inflight_tokens;
     std::vector<PodState> scraped;  // engine signals as of this replica's last scrape
@@ -137,7 +151,14 @@ class Gateway : public PodListener {
   // request: a fleet of 10,000 pods would otherwise allocate and copy ~1 MB per request).
   // `engine_state`: also each pod's waiting, running and KV usage (scraped or live), which only
   // some policies read (RoutingPolicy::reads_engine_state).
-  std::span<const PodState> candidates(int replica, bool engine_state);
+  // `leg`: the pods that may serve it: without disaggregation every pod; with it, the decode
+  // side (decode and both) or the prefill pods.
+  enum class Leg { kDecode, kPrefill };
+  std::span<const PodState> candidates(int replica, bool engine_state, Leg leg = Leg::kDecode);
+  // The prefill pod for `r`, about to go to `decode_pod` (-1: the decode pod computes it).
+  int choose_prefill(const Request& r, int decode_pod, int replica);
+  // A prefill leg's end, from its prefill pod: the in-flight counts and the policy hear of it.
+  void end_prefill_leg(const RequestPtr& leg, int prefill_pod);
   TimeNs latency_to(int pod) const;
   void probe(int pod);
   void probe_result(int pod, bool ok);
@@ -158,6 +179,16 @@ class Gateway : public PodListener {
   std::vector<std::string> pod_names_;
   std::vector<std::int32_t> inflight_;  // over every replica
   std::vector<std::int32_t> pod_pools_;
+  std::vector<PodRole> pod_roles_;
+  bool disaggregated_ = false;
+  // Prefill legs in flight: their prefill pod and replica, by request id.
+  struct LegInFlight {
+    int pod = -1;
+    int replica = 0;
+    std::int32_t attempt = 0;
+  };
+  std::map<std::int64_t, LegInFlight> legs_;
+  std::int64_t prefill_legs_ = 0, decode_only_ = 0, no_prefill_pod_ = 0;
   std::vector<bool> healthy_;    // the gateway's belief, from probes
   std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
   std::vector<int> probe_ok_run_, probe_fail_run_;

@@ -89,14 +89,50 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
     listener_->on_pod_failed(r, index_, Outcome::kBadRequest400);
     return;
   }
+  if (r->prefill_pod >= 0 && r->prefill_leg_for < 0) {
+    // llm-d's sidecar: the prompt goes to the prefill pod first, with one output token.
+    auto leg = std::make_shared<Request>(*r);
+    leg->output_tokens = 1;
+    leg->prefill_leg_for = index_;
+    awaiting_prefill_[r->id] = std::move(r);
+    listener_->on_pod_prefill_leg(leg, index_);
+    return;
+  }
   engine_->add(std::move(r), loop_.now());
   if (!busy_) start_step();
+}
+
+void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp) {
+  auto it = awaiting_prefill_.find(leg->id);
+  if (it == awaiting_prefill_.end() || it->second->attempt != leg->attempt) return;
+  RequestPtr r = std::move(it->second);
+  awaiting_prefill_.erase(it);
+  const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
+  const double block_bytes =
+      config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
+  const RemoteKv remote{static_cast<TimeNs>(block_bytes / config_.kv_transfer_gbs),
+                        config_.kv_transfer_latency};
+  engine_->add(std::move(r), loop_.now(), remote);
+  if (!busy_) start_step();
+}
+
+void Pod::prefill_failed(const RequestPtr& leg, Outcome outcome) {
+  auto it = awaiting_prefill_.find(leg->id);
+  if (it == awaiting_prefill_.end() || it->second->attempt != leg->attempt) return;
+  RequestPtr r = std::move(it->second);
+  awaiting_prefill_.erase(it);
+  // The sidecar answers with the prefill pod's error; a stream that never began is a 502.
+  listener_->on_pod_failed(r, index_,
+                           outcome == Outcome::kMidStream ? Outcome::kRefused502 : outcome);
+  stop_if_drained();
 }
 
 void Pod::start_step() {
   current_ = engine_->plan_step(loop_.now());
   // Admitted requests may have nothing to compute yet (their prefix loads from host memory).
   for (const Sequence* s : current_.admitted) {
+    // A prefill leg is the decode pod's business; its request is admitted there.
+    if (s->request->prefill_leg_for >= 0) continue;
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
   }
   if (current_.empty()) {
@@ -170,7 +206,7 @@ void Pod::drain(std::function<void()> on_stopped) {
 }
 
 void Pod::stop_if_drained() {
-  if (health_ != PodHealth::kDraining || busy_ || in_api_stage_ > 0 ||
+  if (health_ != PodHealth::kDraining || busy_ || in_api_stage_ > 0 || !awaiting_prefill_.empty() ||
       engine_->num_waiting() + engine_->num_running() > 0) {
     return;
   }
@@ -185,7 +221,10 @@ void Pod::crash(PodHealth after) {
   if (busy_ && loop_.cancel(step_event_) && share_) --share_->busy;
   busy_ = false;
   current_ = StepPlan{};
-  const std::vector<RequestPtr> lost = engine_->abort_all();
+  std::vector<RequestPtr> lost = engine_->abort_all();
+  // The sidecar's requests waiting for their prefill die with the pod too.
+  for (auto& [id, r] : awaiting_prefill_) lost.push_back(std::move(r));
+  awaiting_prefill_.clear();
   // A black-holed node cannot even reset the connections: its requests hang until timeouts.
   if (after == PodHealth::kBlackHole) {
     for (const auto& r : lost) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ struct PodConfig {
   // vLLM's max_model_len: a request whose prompt plus max_tokens exceeds it is refused with
   // HTTP 400 by the API server (0 = no limit).
   std::int32_t max_model_len = 0;
+  std::int32_t tensor_parallel_size = 1;
+  // Prefill/decode disaggregation: bytes of one prompt token's KV that one GPU of this pod reads
+  // from a prefill pod when the smaller of the two pods' tensor-parallel sizes is t
+  // (kv_transfer_bytes[t], t = 1..tensor_parallel_size; the side with fewer GPUs sets the pace),
+  // the network's bandwidth per GPU and a fixed latency per request.
+  std::vector<double> kv_transfer_bytes;
+  double kv_transfer_gbs = 0;
+  TimeNs kv_transfer_latency = 0;
 };
 
 // How a pod answers a connection.
@@ -50,6 +59,9 @@ class PodListener {
   virtual void on_pod_kv_events(int pod, std::vector<KvEvent> events) = 0;
   // The pod went silent in the middle of streaming this request (its node vanished).
   virtual void on_pod_stalled(const RequestPtr& r, int pod) = 0;
+  // Prefill/decode disaggregation: the decode pod's sidecar sends `leg` (the request's prompt,
+  // one output token) to the prefill pod `leg->prefill_pod`.
+  virtual void on_pod_prefill_leg(const RequestPtr& leg, int decode_pod) = 0;
 };
 
 // Co-located pods on one GPU time-slice it (separate CUDA contexts without MPS): while k of
@@ -71,6 +83,12 @@ class Pod {
 
   // A request reaches the pod's API server.
   void receive(RequestPtr r);
+  // Prefill/decode disaggregation, on a decode pod: the prefill pod (of tensor-parallel size
+  // `prefill_tp`) computed `leg`'s prompt, so the request it was for joins the engine to read
+  // that KV; or the leg failed, and so does the request.
+  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp);
+  void prefill_failed(const RequestPtr& leg, Outcome outcome);
+  std::int32_t tensor_parallel_size() const { return config_.tensor_parallel_size; }
 
   // Faults. crash(): every request inside fails (mid-stream once it streamed), then the pod
   // answers connections as `after` says.
@@ -125,6 +143,8 @@ class Pod {
   bool publish_events_ = false;
   std::vector<KvEvent> events_;
   std::int32_t in_api_stage_ = 0;  // received, not yet handed to the engine
+  // Requests whose prompt a prefill pod is computing, by id (the sidecar holds them).
+  std::map<std::int64_t, RequestPtr> awaiting_prefill_;
   std::function<void()> on_stopped_;
 };
 

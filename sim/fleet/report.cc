@@ -174,6 +174,10 @@ namespace {
 // What a pool's pods have beyond their GPU cache and step budget, for the table's header.
 std::string pod_extras(const PoolFacts& p) {
   std::string out;
+  if (p.role != PodRole::kBoth) {
+    out += "  " + pod_role_names()[static_cast<size_t>(p.role)] + " pods, TP " +
+           std::to_string(p.tensor_parallel_size);
+  }
   if (p.forced_block_size > 0) {
     out += "  blocks of " + std::to_string(p.forced_block_size) + " tokens (MLA kernels)";
   }
@@ -194,6 +198,7 @@ std::string pod_extras(const PoolFacts& p) {
 // The same, for the result's fleet or pool object (only what is set, so older readers see no
 // change).
 void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
+  if (p.role != PodRole::kBoth) j["role"] = pod_role_names()[static_cast<size_t>(p.role)];
   if (p.forced_block_size > 0) j["kv_block_size"] = p.forced_block_size;
   if (p.window_blocks_per_request > 0) {
     j["window_blocks_per_request"] = p.window_blocks_per_request;

@@ -127,6 +127,17 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
   set_kv_offload(b.config.engine, server, gpu, cap.bytes_per_token, tp, pool.name);
+  b.config.tensor_parallel_size = tp;
+  // The full-attention layers' KV (a sliding layer's window is a few blocks); a latent
+  // (MLA) is whole on every rank, grouped KV heads split across ranks.
+  b.config.kv_transfer_bytes.assign(static_cast<size_t>(tp) + 1, 0.0);
+  for (std::int32_t t = 1; t <= tp; ++t) {
+    b.config.kv_transfer_bytes[static_cast<size_t>(t)] =
+        static_cast<double>(llm.kv_bytes_per_token_layer(kv_dtype_bytes, t)) *
+        llm.full_attention_layers();
+  }
+  b.config.kv_transfer_gbs = server.get_double("kv_transfer_gbs");
+  b.config.kv_transfer_latency = ms_to_ns(server.get_double("kv_transfer_latency_ms"));
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
@@ -186,6 +197,8 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.kv_gib_per_pod = b.kv_gib;
     facts.max_num_batched_tokens = b.config.engine.max_num_batched_tokens;
     facts.max_num_seqs = b.config.engine.max_num_seqs;
+    facts.role = pool.role;
+    facts.tensor_parallel_size = b.config.tensor_parallel_size;
     if (b.config.engine.offload_blocks > 0) {
       facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
@@ -324,6 +337,10 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
 
   const PolicyContext pctx = policy_context(s, arm.name);
   const auto& fallback_entry = PolicyRegistry::instance().get(gcfg.fallback_policy, "policy");
+  std::vector<PodRole> pod_roles;
+  for (const PoolSpec& pool : pool_specs) pod_roles.insert(pod_roles.end(), pool.pods, pool.role);
+  const bool disaggregates = gcfg.disaggregate && std::find(pod_roles.begin(), pod_roles.end(),
+                                                            PodRole::kPrefill) != pod_roles.end();
   std::vector<ReplicaPolicies> replica_policies;
   for (int r = 0; r < gcfg.replicas; ++r) {
     const PolicyContext ctx = r == 0 ? pctx : policy_context(s, arm.name, r);
@@ -339,6 +356,16 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
       throw ScenarioError(at + e.what());
     }
     rp.fallback = fallback_entry.factory(fallback_entry.spec.defaults(), fallback_ctx);
+    if (disaggregates) {
+      PolicyContext prefill_ctx = ctx;
+      prefill_ctx.stream_name = replica_stream(arm.name, r) + "/prefill";
+      if (gcfg.prefill_policy.empty()) {
+        rp.prefill = make_policy(arm.policy, arm.params, prefill_ctx);
+      } else {
+        const auto& entry = PolicyRegistry::instance().get(gcfg.prefill_policy, "policy");
+        rp.prefill = entry.factory(entry.spec.defaults(), prefill_ctx);
+      }
+    }
     replica_policies.push_back(std::move(rp));
   }
 
@@ -364,6 +391,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   }
   Gateway gateway(loop, pods, std::move(replica_policies), observers, gcfg, s.seed);
   gateway.set_pod_pools(pod_pools);
+  gateway.set_pod_roles(pod_roles);
   for (auto& p : pods) p->set_listener(&gateway);
   WindowStart window(pods);
   observers.add(&window);

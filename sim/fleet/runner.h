@@ -33,6 +33,8 @@ struct PoolFacts {
   std::int32_t window_blocks_per_request = 0;
   std::string speculative_method;  // empty without speculative decoding
   std::int32_t num_speculative_tokens = 0;
+  PodRole role = PodRole::kBoth;  // prefill/decode disaggregation
+  std::int32_t tensor_parallel_size = 1;
 };
 
 struct FleetFacts {

@@ -217,7 +217,8 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node n = list[i];
     const YamlWhere pw = w.child(std::to_string(i));
-    check_keys(n, pw, {"name", "pods", "pods_per_gpu", "gpu", "model", "server", "cost_model"});
+    check_keys(n, pw,
+               {"name", "pods", "pods_per_gpu", "role", "gpu", "model", "server", "cost_model"});
     PoolSpec p;
     const YAML::Node name = require(n, "name", pw, "a pool name: letters, digits, '_' or '-'");
     p.name = scalar_text(name, pw.child("name"), "a pool name");
@@ -231,13 +232,20 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     const ParamSpec layout =
         ParamSpec()
             .integer("pods", 1, "pods in the pool", 1, 100000)
-            .integer("pods_per_gpu", f.pods_per_gpu, "model servers sharing one GPU", 1, 64);
+            .integer("pods_per_gpu", f.pods_per_gpu, "model servers sharing one GPU", 1, 64)
+            .text("role", "both",
+                  "prefill/decode disaggregation: both (whole requests), prefill (prompts for "
+                  "decode pods) or decode (reads prompts' KV from prefill pods)",
+                  pod_role_names());
     YAML::Node layout_node(YAML::NodeType::Map);
     require(n, "pods", pw, "number of pods in the pool, an integer >= 1");
-    for (const char* key : {"pods", "pods_per_gpu"}) {
+    for (const char* key : {"pods", "pods_per_gpu", "role"}) {
       if (n[key].IsDefined()) layout_node[key] = n[key];
     }
     const Params lp = layout.resolve(layout_node, pw);
+    const auto& roles = pod_role_names();
+    p.role = static_cast<PodRole>(std::find(roles.begin(), roles.end(), lp.get_string("role")) -
+                                  roles.begin());
     p.pods = static_cast<std::int32_t>(lp.get_int("pods"));
     p.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
     const std::string here = " (set it on the pool or at fleet level)";
@@ -266,6 +274,15 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
                    : ""));
     }
     pools.push_back(std::move(p));
+  }
+  const bool prefill = std::any_of(pools.begin(), pools.end(),
+                                   [](const PoolSpec& p) { return p.role == PodRole::kPrefill; });
+  const bool decode = std::any_of(pools.begin(), pools.end(),
+                                  [](const PoolSpec& p) { return p.role != PodRole::kPrefill; });
+  if (prefill && !decode) {
+    throw ScenarioError(w.at(list) +
+                        ": every pool has role prefill; expected a pool with role decode (or "
+                        "both) to decode what the prefill pods compute");
   }
   return pools;
 }
@@ -434,10 +451,12 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   a.params = spec.resolve(n["params"], w.child("params"));
   check_references(spec, a.params, n["params"], w.child("params"), fleet);
   a.gateway = gateway_spec().resolve(n["gateway"], w.child("gateway"), gateway);
-  const std::string& fallback = a.gateway.get_string("fallback_policy");
-  if (!reg.contains(fallback)) {
-    throw ScenarioError(w.child("gateway").child("fallback_policy").at(n) + ": unknown policy '" +
-                        fallback + "'; valid policies: " + join(reg.names(), ", "));
+  for (const char* field : {"fallback_policy", "prefill_policy"}) {
+    const std::string& name = a.gateway.get_string(field);
+    if (!reg.contains(name) && !(name.empty() && std::string(field) == "prefill_policy")) {
+      throw ScenarioError(w.child("gateway").child(field).at(n) + ": unknown policy '" + name +
+                          "'; valid policies: " + join(reg.names(), ", "));
+    }
   }
   a.autoscaling = autoscaling_spec().resolve(n["autoscaling"], w.child("autoscaling"), autoscaling);
   if (n["autoscaling"].IsDefined()) {

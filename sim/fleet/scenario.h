@@ -11,6 +11,7 @@
 #include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
 #include "sim/fleet/faults.h"
+#include "sim/fleet/pod_role.h"
 #include "sim/fleet/slo.h"
 #include "sim/params.h"
 
@@ -31,6 +32,7 @@ struct ArmSpec {
 // A group of identical pods (a model tier): its own GPU, model, server and cost model.
 struct PoolSpec {
   std::string name;
+  PodRole role = PodRole::kBoth;  // prefill/decode disaggregation (sim/fleet/pod_role.h)
   std::int32_t pods = 1;
   std::int32_t pods_per_gpu = 1;
   std::string gpu;

@@ -1,0 +1,76 @@
+// The engine of a decode pod under prefill/decode disaggregation: a prompt a prefill pod computed
+// is read over the network (vLLM's NixlConnector) instead of being computed, all but its last
+// token, which the decode pod computes to sample the first output token.
+#include <gtest/gtest.h>
+
+#include "models/block_hash.h"
+#include "models/engine.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr std::int32_t kBlock = 16;
+
+RequestPtr make_request(std::int64_t id, std::uint64_t content, std::int32_t prompt_tokens,
+                        std::int32_t output_tokens) {
+  auto r = std::make_shared<Request>();
+  r->id = id;
+  r->prompt = {{content, prompt_tokens}};
+  r->prompt_tokens = prompt_tokens;
+  r->output_tokens = output_tokens;
+  r->output_content_id = 900000 + static_cast<std::uint64_t>(id);
+  compute_block_hashes(*r, kBlock);
+  return r;
+}
+
+EngineConfig config() {
+  EngineConfig c;
+  c.block_size = kBlock;
+  c.max_num_batched_tokens = 4096;
+  return c;
+}
+
+TEST(EngineRemoteKv, APromptFromAPrefillPodIsReadThenOnlyItsLastTokenComputed) {
+  Engine e(config(), 64);
+  // 100 tokens: 7 blocks, the last one partial, read at 1 us a block after a 50 us latency.
+  e.add(make_request(1, 111, 100, 3), 0, RemoteKv{1000, 50000});
+  StepPlan p = e.plan_step(0);
+  EXPECT_TRUE(p.empty());  // admitted, reading: nothing to compute yet
+  ASSERT_EQ(p.admitted.size(), 1u);
+  EXPECT_EQ(p.admitted[0]->cached_tokens, 0);
+  ASSERT_EQ(e.next_load_done(), TimeNs{50000 + 7 * 1000});
+  EXPECT_TRUE(e.plan_step(56999).empty());
+  p = e.plan_step(57000);
+  ASSERT_EQ(p.scheduled.size(), 1u);
+  EXPECT_EQ(p.scheduled[0].new_tokens, 1);  // the last prompt token, to sample from
+  EXPECT_EQ(p.scheduled[0].context_tokens, 99);
+  const StepOutcome out = e.finish_step(p);
+  EXPECT_EQ(out.first_tokens.size(), 1u);
+  // The prompt's blocks are the decode pod's own now: its prefix cache counts them.
+  EXPECT_EQ(e.counters().prefix_cache_queries, 100);
+  EXPECT_EQ(e.counters().prefix_cache_hits, 0);
+  EXPECT_EQ(e.cache().lookup(*make_request(2, 111, 100, 1)->block_hashes, 100), 6);
+}
+
+TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgainAndReadsQueueOnItsLink) {
+  Engine e(config(), 64);
+  e.add(make_request(1, 111, 64, 1), 0);  // 4 blocks computed here first
+  for (StepPlan p = e.plan_step(0); !p.empty(); p = e.plan_step(0)) e.finish_step(p);
+  // The same 64 tokens and 36 more: 4 blocks hit, 3 read (the partial last one included).
+  auto longer = make_request(2, 111, 64, 1);
+  longer->prompt.push_back({222, 36});
+  longer->prompt_tokens = 100;
+  compute_block_hashes(*longer, kBlock);
+  e.add(longer, 0, RemoteKv{1000, 0});
+  e.add(make_request(3, 333, 32, 1), 0, RemoteKv{1000, 0});  // 2 blocks, after those 3
+  const StepPlan p = e.plan_step(0);
+  ASSERT_EQ(p.admitted.size(), 2u);
+  EXPECT_EQ(p.admitted[0]->cached_tokens, 64);
+  EXPECT_EQ(e.next_load_done(), TimeNs{3000});
+  EXPECT_EQ(e.counters().prefix_cache_hits, 64);
+  e.plan_step(3000);  // the first read ends; the second ends 2 us later
+  EXPECT_EQ(e.next_load_done(), TimeNs{5000});
+}
+
+}  // namespace
+}  // namespace fleetsim

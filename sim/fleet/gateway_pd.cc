@@ -1,0 +1,84 @@
+// Prefill/decode disaggregation at the gateway, after llm-d: the router picks the decode pod
+// first, then asks whether the prompt is worth a prefill pod (the prefix-based decider) and
+// picks one with the prefill profile's policy. The decode pod's sidecar sends the prefill leg;
+// the gateway carries it there and back, as the network between the two pods.
+#include <algorithm>
+
+#include "sim/errors.h"
+#include "sim/fleet/gateway.h"
+
+namespace fleetsim {
+
+void Gateway::set_pod_roles(std::vector<PodRole> roles) {
+  if (roles.size() != pods_.size()) {
+    throw InternalError("gateway: " + std::to_string(roles.size()) + " roles for " +
+                        std::to_string(pods_.size()) + " pods");
+  }
+  pod_roles_ = std::move(roles);
+  const bool prefill_pods =
+      std::find(pod_roles_.begin(), pod_roles_.end(), PodRole::kPrefill) != pod_roles_.end();
+  disaggregated_ = config_.disaggregate && prefill_pods;
+  for (const Replica& r : replicas_) {
+    if (disaggregated_ && !r.prefill) throw InternalError("gateway: no prefill policy");
+  }
+}
+
+int Gateway::choose_prefill(const Request& r, int decode_pod, int replica) {
+  if (r.prefill_leg_for >= 0) return -1;
+  if (config_.pd_non_cached_tokens > 0) {
+    // What the decode pod would compute itself; the decider reads it from its prefix index,
+    // here the decode pod's own cache, as KV events tell a precise index.
+    const Engine& e = pods_[static_cast<size_t>(decode_pod)]->engine();
+    const std::int32_t cached =
+        e.cache().lookup(*r.block_hashes, r.prompt_tokens) * e.config().block_size;
+    if (r.prompt_tokens < config_.pd_non_cached_tokens ||
+        r.prompt_tokens - cached < config_.pd_non_cached_tokens) {
+      ++decode_only_;
+      return -1;
+    }
+  }
+  RoutingPolicy& policy = *replicas_[static_cast<size_t>(replica)].prefill;
+  const std::span<const PodState> pods =
+      candidates(replica, policy.reads_engine_state(), Leg::kPrefill);
+  // No prefill pod to run the profile on: the decode pod computes the prompt (llm-d keeps the
+  // decode profile's result alone).
+  const int pod = pods.empty() ? -1 : policy.pick(r, pods, RouteContext{loop_.now()});
+  if (pod < 0) {
+    ++no_prefill_pod_;
+    return -1;
+  }
+  ++prefill_legs_;
+  return pod;
+}
+
+void Gateway::on_pod_prefill_leg(const RequestPtr& leg, int /*decode_pod*/) {
+  const int pod = leg->prefill_pod;
+  auto at = attempts_.find(leg->id);
+  const int replica = at != attempts_.end() ? at->second.replica : 0;
+  Replica& rep = replicas_[static_cast<size_t>(replica)];
+  const auto i = static_cast<size_t>(pod);
+  ++inflight_[i];
+  ++rep.inflight[i];
+  rep.inflight_tokens[i] += leg->prompt_tokens + leg->output_tokens;
+  rep.prefill->on_dispatched(*leg, pod);
+  legs_[leg->id] = LegInFlight{pod, replica, leg->attempt};
+  // The sidecar on the decode pod to the prefill pod: one network hop (and back the same).
+  loop_.schedule_in(latency_to(pod),
+                    [this, pod, leg] { pods_[static_cast<size_t>(pod)]->receive(leg); });
+}
+
+void Gateway::end_prefill_leg(const RequestPtr& leg, int prefill_pod) {
+  auto it = legs_.find(leg->id);
+  if (it == legs_.end() || it->second.pod != prefill_pod || it->second.attempt != leg->attempt) {
+    return;
+  }
+  Replica& rep = replicas_[static_cast<size_t>(it->second.replica)];
+  const auto i = static_cast<size_t>(prefill_pod);
+  --inflight_[i];
+  --rep.inflight[i];
+  rep.inflight_tokens[i] -= leg->prompt_tokens + leg->output_tokens;
+  rep.prefill->on_finished(*leg, prefill_pod);
+  legs_.erase(it);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,160 @@
+// Prefill/decode disaggregation through whole runs (llm-d's P/D, vLLM's NixlConnector): prompts
+// computed on prefill pods, their KV read by the decode pod, decided per request, and what a
+// prefill pod's failure does.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+
+#include "sim/errors.h"
+#include "sim/fleet/report.h"
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+
+namespace fleetsim {
+namespace {
+
+// Two prefill pods and one decode pod of Llama-3.1-8B on H100s, single-shot prompts.
+std::string pd_yaml(const std::string& gateway, const std::string& workload,
+                    const std::string& extra = "") {
+  return "name: pd\nseed: 9\nfleet:\n  gpu: H100-SXM\n  model: Llama-3.1-8B\n  pools:\n"
+         "    - {name: p, role: prefill, pods: 2}\n    - {name: d, role: decode, pods: 1}\n"
+         "gateway: " +
+         gateway + "\nworkload: " + workload + "\n" + extra +
+         "arms:\n  - name: a\n    policy: least_outstanding\n";
+}
+
+const char* kOpenLoop =
+    "{type: open_loop, rate: 4, max_requests: 80, prompt_tokens: {dist: uniform, low: 2000, "
+    "high: 6000}, output_tokens: {dist: constant, value: 100}}";
+
+double counter(const ArmResult& a, const std::string& name) {
+  for (const auto& c : a.summary.gateway_counters) {
+    if (c.name == name) return c.value;
+  }
+  return -1;
+}
+
+TEST(PdDisaggregation, EveryPromptIsComputedOnAPrefillPodAndDecodedOnTheDecodePod) {
+  const Scenario s = parse_scenario(pd_yaml("{}", kOpenLoop), "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  EXPECT_EQ(a.summary.completed, 80);
+  EXPECT_EQ(counter(a, "prefill_legs"), 80);
+  std::int64_t prompts = 0;
+  for (const auto& r : a.records) {
+    EXPECT_EQ(r.pod, 2) << "request " << r.id;  // every request is served by the decode pod
+    prompts += r.prompt_tokens;
+  }
+  // Each prompt is looked up once on a prefill pod and once on the decode pod.
+  const auto& pods = a.summary.per_pod;
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_EQ(pods[0].prefix_cache_queries + pods[1].prefix_cache_queries, prompts);
+  EXPECT_EQ(pods[2].prefix_cache_queries, prompts);
+  EXPECT_GT(pods[0].prefix_cache_queries, 0);
+  EXPECT_GT(pods[1].prefix_cache_queries, 0);
+}
+
+TEST(PdDisaggregation, DecodeStepsCarryNoPrefillSoTokensFlowEvenly) {
+  const Scenario s = parse_scenario(pd_yaml("{}", kOpenLoop), "pd.yaml", {});
+  const Scenario agg = parse_scenario(pd_yaml("{disaggregate: false}", kOpenLoop), "pd.yaml", {});
+  const ArmResult pd = run_arm(s, s.arms.front());
+  const ArmResult whole = run_arm(agg, agg.arms.front());
+  EXPECT_EQ(counter(whole, "prefill_legs"), -1);  // no P/D counters without disaggregation
+  // Served whole, a request's decode waits behind other prompts' prefills on its pod.
+  EXPECT_LT(pd.summary.max_itl_ms.p95 * 3, whole.summary.max_itl_ms.p95);
+}
+
+// One 10,000-token prompt: 625 blocks of 16 tokens x 131,072 bytes (Llama-3.1-8B, BF16 KV, TP 1)
+// = 1.31072 GB, read at 50 GB/s in 26.2144 ms or at 1 GB/s in 1,310.72 ms.
+TEST(PdDisaggregation, TimeToFirstTokenIncludesReadingThePromptsKv) {
+  const std::string one =
+      "{type: open_loop, rate: 1, max_requests: 1, prompt_tokens: {dist: constant, value: "
+      "10000}, output_tokens: {dist: constant, value: 10}}";
+  auto ttft = [&](const std::string& gbs) {
+    std::string yaml = pd_yaml("{}", one);
+    yaml.replace(yaml.find("  model:"), 0, "  server: {kv_transfer_gbs: " + gbs + "}\n");
+    const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+    return run_arm(s, s.arms.front()).summary.ttft_ms.p50;
+  };
+  EXPECT_NEAR(ttft("1") - ttft("50"), 1310.72 - 26.2144, 0.01);
+}
+
+// Conversations on the decode pod: the first turn's 3,000-token prompt goes to a prefill pod;
+// later turns find their history in the decode pod's cache and add fewer than 1,000 tokens.
+TEST(PdDisaggregation, APromptTheDecodePodMostlyHoldsStaysThere) {
+  const std::string chat =
+      "{type: multi_turn_chat, conversations: 6, turns: 4, concurrency: 3, "
+      "system_prompt_tokens: {dist: constant, value: 3000}, question_tokens: {dist: constant, "
+      "value: 200}, answer_tokens: {dist: constant, value: 50}}";
+  const Scenario s = parse_scenario(pd_yaml("{pd_non_cached_tokens: 1000}", chat), "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  EXPECT_EQ(a.summary.completed, 24);
+  EXPECT_EQ(counter(a, "prefill_legs"), 6);
+  EXPECT_EQ(counter(a, "decode_only_below_threshold"), 18);
+}
+
+TEST(PdDisaggregation, APrefillPodThatRefusesFailsItsRequestsWith502) {
+  const Scenario s = parse_scenario(
+      pd_yaml("{}", kOpenLoop,
+              "faults:\n  - {kind: pod_kill, target: pod-0, at_s: 5, mode: refused}\n"
+              "  - {kind: pod_kill, target: pod-1, at_s: 5, mode: refused}\n"),
+      "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  EXPECT_GT(a.summary.failed, 40);
+  EXPECT_EQ(a.summary.completed + a.summary.failed, 80);
+  for (const auto& r : a.records) {
+    if (r.outcome != Outcome::kOk) {
+      EXPECT_EQ(r.outcome, Outcome::kRefused502) << r.id;
+    }
+  }
+}
+
+TEST(PdDisaggregation, WithNoPrefillPodUpTheDecodePodComputesThePrompt) {
+  const Scenario s = parse_scenario(
+      pd_yaml("{probe_interval_s: 1, probe_timeout_s: 0.5, probe_fall: 1}", kOpenLoop,
+              "faults:\n  - {kind: pod_kill, target: pod-0, at_s: 0, mode: refused}\n"
+              "  - {kind: pod_kill, target: pod-1, at_s: 0, mode: refused}\n"),
+      "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  EXPECT_EQ(a.summary.completed + a.summary.failed, 80);
+  EXPECT_GT(counter(a, "decode_only_no_prefill_pod"), 70);
+  EXPECT_GT(a.summary.completed, 70);
+}
+
+TEST(PdDisaggregation, ARunIsTheSameAtAnyThreadCount) {
+  const std::string yaml = pd_yaml("{}", kOpenLoop) + "  - name: b\n    policy: round_robin\n";
+  const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+  EXPECT_EQ(result_json(run_scenario(s, 1), s).dump(), result_json(run_scenario(s, 2), s).dump());
+}
+
+TEST(PdDisaggregation, BadSetupsNameTheField) {
+  std::string all_prefill = pd_yaml("{}", kOpenLoop);
+  all_prefill.replace(all_prefill.find("role: decode"), 12, "role: prefill");
+  try {
+    parse_scenario(all_prefill, "pd.yaml", {});
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("pd.yaml:7: fleet.pools: every pool has role prefill"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_scenario(pd_yaml("{prefill_policy: fastest}", kOpenLoop), "pd.yaml", {});
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("gateway.prefill_policy: unknown policy 'fastest'"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    std::string bad = pd_yaml("{}", kOpenLoop);
+    bad.replace(bad.find("role: prefill"), 13, "role: prefil");
+    parse_scenario(bad, "pd.yaml", {});
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("both, prefill, decode"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
