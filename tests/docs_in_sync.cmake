@@ -8,6 +8,8 @@
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/architectures.md's example: `fleetsim sweep scenarios/gpt-oss-gpus.yaml`;
+#  * docs/pd-disaggregation.md's two: `fleetsim run` and `fleetsim sweep` of
+#    scenarios/pd-disaggregation.yaml;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -48,6 +50,10 @@ check_quoted(docs/kv-offload.md "sweep mooncake-host-offload" sweep
              scenarios/mooncake-host-offload.yaml)
 check_quoted(docs/speculative-decoding.md "sweep spec-decode" sweep scenarios/spec-decode.yaml)
 check_quoted(docs/architectures.md "sweep gpt-oss-gpus" sweep scenarios/gpt-oss-gpus.yaml)
+check_quoted(docs/pd-disaggregation.md "scenario pd-disaggregation" run
+             scenarios/pd-disaggregation.yaml)
+check_quoted(docs/pd-disaggregation.md "sweep pd-disaggregation" sweep
+             scenarios/pd-disaggregation.yaml)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

@@ -188,6 +188,10 @@ bool any_kv_offload(const SweepResult& r) {
   return any_arm(r, [](const ArmSummary& s) { return s.kv_offload.has_value(); });
 }
 
+bool any_failed(const SweepResult& r) {
+  return any_arm(r, [](const ArmSummary& s) { return s.failed > 0; });
+}
+
 }  // namespace
 
 void write_sweep_table(std::ostream& os, const SweepResult& r) {
@@ -205,14 +209,16 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   os << std::left;
   for (size_t i = 0; i < keys.size(); ++i) os << std::setw(key_w[i]) << keys[i];
   // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in
-  // the grid, what the GPU and the host tier spared together.
+  // the grid, what the GPU and the host tier spared together; with failed requests anywhere,
+  // how many (a rate over the completed ones alone would hide them).
   const bool slo = has_goodput(r.points.front().result);
   const bool host = any_kv_offload(r);
-  const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0);
+  const bool failed = any_failed(r);
+  const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0) + (failed ? 8 : 0);
   for (const auto& a : r.points.front().result.arms) {
     os << std::setw(cell_w)
        << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms TPOTp50ms" +
-           (slo ? " SLO%" : ""));
+           (slo ? " SLO%" : "") + (failed ? " failed" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
@@ -229,6 +235,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
       if (a.summary.goodput) {
         cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
       }
+      if (failed) cell << "  " << a.summary.failed;
       os << std::setw(cell_w) << cell.str();
     }
     os << "\n";
