@@ -197,3 +197,14 @@ def test_max_model_len_answers_longer_requests_400_and_can_stop_a_pod_starting(s
     with pytest.raises(fleetsim.ScenarioError, match=r"vLLM would not start: one request of "
                        r"max_model_len 40960 tokens needs 10\.00 GiB"):
         fleetsim.run(fleetsim.load(small_yaml, overrides={"fleet.model": "Qwen3-32B-FP8"}))
+
+
+def test_prefill_decode_disaggregation_from_python(source_dir):
+    scenario = fleetsim.load(source_dir / "scenarios" / "pd-disaggregation.yaml",
+                             overrides={"workload.max_requests": 40})
+    result = fleetsim.run(scenario)
+    pd, agg = result.arms
+    assert pd.summary["gateway_counters"]["prefill_legs"] == 40
+    assert "prefill_legs" not in agg.summary["gateway_counters"]
+    df = result.requests
+    assert (df[df["arm"] == "pd"]["pod"] == 4).all()  # the decode pod serves every request
