@@ -109,6 +109,22 @@ TEST(PdDisaggregation, APrefillPodThatRefusesFailsItsRequestsWith502) {
   }
 }
 
+TEST(PdDisaggregation, APrefillPodThatNeverAnswersLeavesItsRequestsToTheirTimeout) {
+  const Scenario s = parse_scenario(
+      pd_yaml("{request_timeout_s: 10}", kOpenLoop,
+              "faults:\n  - {kind: pod_kill, target: pod-0, at_s: 5, mode: black_hole}\n"
+              "  - {kind: pod_kill, target: pod-1, at_s: 5, mode: black_hole}\n"),
+      "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  EXPECT_GT(a.summary.failed, 40);
+  EXPECT_EQ(a.summary.completed + a.summary.failed, 80);
+  for (const auto& r : a.records) {
+    if (r.outcome != Outcome::kOk) {
+      EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.id;
+    }
+  }
+}
+
 TEST(PdDisaggregation, WithNoPrefillPodUpTheDecodePodComputesThePrompt) {
   const Scenario s = parse_scenario(
       pd_yaml("{probe_interval_s: 1, probe_timeout_s: 0.5, probe_fall: 1}", kOpenLoop,

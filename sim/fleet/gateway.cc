@@ -352,7 +352,8 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +
                         std::to_string(pods_.size()));
   }
-  r->prefill_pod = disaggregated_ ? choose_prefill(*r, pod, replica) : -1;
+  // The gateway's own fail-open rule knows nothing of prefill pods: the decode pod computes.
+  r->prefill_pod = disaggregated_ && !by_fallback ? choose_prefill(*r, pod, replica) : -1;
   dispatch(std::move(r), pod, policy, replica);
 }
 
@@ -397,7 +398,7 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
 
 void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
   if (r->prefill_leg_for >= 0) {
-    end_prefill_leg(r, pod);
+    end_prefill_leg(r->id, pod, r->attempt);
     const int decode = r->prefill_leg_for;
     const std::int32_t tp = pods_[static_cast<size_t>(pod)]->tensor_parallel_size();
     loop_.schedule_in(latency_to(pod), [this, r, decode, tp] {
@@ -410,7 +411,7 @@ void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
 
 void Gateway::on_pod_failed(const RequestPtr& r, int pod, Outcome outcome) {
   if (r->prefill_leg_for >= 0) {
-    end_prefill_leg(r, pod);
+    end_prefill_leg(r->id, pod, r->attempt);
     const int decode = r->prefill_leg_for;
     loop_.schedule_in(latency_to(pod), [this, r, decode, outcome] {
       pods_[static_cast<size_t>(decode)]->prefill_failed(r, outcome);
@@ -458,6 +459,11 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
     if (by != routed_by_.end()) {
       by->second->on_finished(*r, pod);
       routed_by_.erase(by);
+    }
+    // A prefill leg that never answered (its pod black-holed) ends with its request.
+    if (auto leg = legs_.find(r->id);
+        leg != legs_.end() && leg->second.leg->attempt == r->attempt) {
+      end_prefill_leg(r->id, leg->second.pod, r->attempt);
     }
   }
   observer_.on_finished(*r, pod, outcome, loop_.now());

@@ -157,8 +157,9 @@ class Gateway : public PodListener {
   std::span<const PodState> candidates(int replica, bool engine_state, Leg leg = Leg::kDecode);
   // The prefill pod for `r`, about to go to `decode_pod` (-1: the decode pod computes it).
   int choose_prefill(const Request& r, int decode_pod, int replica);
-  // A prefill leg's end, from its prefill pod: the in-flight counts and the policy hear of it.
-  void end_prefill_leg(const RequestPtr& leg, int prefill_pod);
+  // A prefill leg's end (from its prefill pod, or with its request): the in-flight counts and
+  // the prefill policy hear of it once.
+  void end_prefill_leg(std::int64_t id, int prefill_pod, std::int32_t attempt);
   TimeNs latency_to(int pod) const;
   void probe(int pod);
   void probe_result(int pod, bool ok);
@@ -183,9 +184,9 @@ class Gateway : public PodListener {
   bool disaggregated_ = false;
   // Prefill legs in flight: their prefill pod and replica, by request id.
   struct LegInFlight {
+    RequestPtr leg;
     int pod = -1;
     int replica = 0;
-    std::int32_t attempt = 0;
   };
   std::map<std::int64_t, LegInFlight> legs_;
   std::int64_t prefill_legs_ = 0, decode_only_ = 0, no_prefill_pod_ = 0;

@@ -61,17 +61,18 @@ void Gateway::on_pod_prefill_leg(const RequestPtr& leg, int /*decode_pod*/) {
   ++rep.inflight[i];
   rep.inflight_tokens[i] += leg->prompt_tokens + leg->output_tokens;
   rep.prefill->on_dispatched(*leg, pod);
-  legs_[leg->id] = LegInFlight{pod, replica, leg->attempt};
+  legs_[leg->id] = LegInFlight{leg, pod, replica};
   // The sidecar on the decode pod to the prefill pod: one network hop (and back the same).
   loop_.schedule_in(latency_to(pod),
                     [this, pod, leg] { pods_[static_cast<size_t>(pod)]->receive(leg); });
 }
 
-void Gateway::end_prefill_leg(const RequestPtr& leg, int prefill_pod) {
-  auto it = legs_.find(leg->id);
-  if (it == legs_.end() || it->second.pod != prefill_pod || it->second.attempt != leg->attempt) {
+void Gateway::end_prefill_leg(std::int64_t id, int prefill_pod, std::int32_t attempt) {
+  auto it = legs_.find(id);
+  if (it == legs_.end() || it->second.pod != prefill_pod || it->second.leg->attempt != attempt) {
     return;
   }
+  const RequestPtr leg = it->second.leg;
   Replica& rep = replicas_[static_cast<size_t>(it->second.replica)];
   const auto i = static_cast<size_t>(prefill_pod);
   --inflight_[i];
