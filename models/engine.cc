@@ -141,6 +141,8 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
     throw InternalError("request " + std::to_string(request->id) +
                         " has no block hashes at the engine's block size");
   }
+  // A retry's leg under the id of an earlier attempt's, still held: the earlier one is let go.
+  if (auto held = held_.find(request->id); held != held_.end()) release(held->first, held->second);
   auto seq = std::make_shared<Sequence>();
   seq->request = std::move(request);
   seq->enqueued = now;
@@ -299,7 +301,12 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   };
   for (auto it = running_.begin(); it != running_.end();) {
     if (done(*it)) {
-      cache_.free((*it)->request->id);
+      const Request& r = *(*it)->request;
+      if (r.prefill_leg_for >= 0) {
+        held_[r.id] = r.attempt;  // until the decode pod has read the prompt's KV
+      } else {
+        cache_.free(r.id);
+      }
       ++counters_.request_success;
       out.finished.push_back(*it);
       it = running_.erase(it);
@@ -310,8 +317,23 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   return out;
 }
 
+void Engine::release(std::int64_t id, std::int32_t attempt) {
+  auto it = held_.find(id);
+  if (it == held_.end() || it->second != attempt) return;
+  held_.erase(it);
+  cache_.free(id);
+}
+
+std::int32_t Engine::held_blocks() const {
+  std::int32_t n = 0;
+  for (const auto& [id, attempt] : held_) n += cache_.blocks_held(id);
+  return n;
+}
+
 std::vector<RequestPtr> Engine::abort_all() {
   std::vector<RequestPtr> out;
+  for (const auto& [id, attempt] : held_) cache_.free(id);
+  held_.clear();
   for (auto& s : running_) {
     cache_.free(s->request->id);
     out.push_back(s->request);
@@ -397,6 +419,11 @@ const ParamSpec& server_spec() {
                 "over, GB/s per GPU (each tensor-parallel rank its share, at once); default: one "
                 "400 Gb/s ConnectX-7 NIC per GPU, as in NVIDIA DGX H100/H200, at line rate",
                 0.001, 1e5)
+          .real("kv_transfer_hold_s", 480,
+                "prefill/decode disaggregation: how long a prefill pod keeps a finished prompt's "
+                "KV for a decode pod that has not read it (vLLM's "
+                "VLLM_NIXL_ABORT_REQUEST_TIMEOUT, 480 s)",
+                0.001, 1e6)
           .real("kv_transfer_latency_ms", 0.0,
                 "prefill/decode disaggregation: fixed cost per request of reading its KV from "
                 "the prefill pod (NIXL's descriptor exchange and notification), beyond the "

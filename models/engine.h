@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -144,6 +145,13 @@ class Engine {
   // Drops every sequence (a crash); returns the requests that were inside.
   std::vector<RequestPtr> abort_all();
 
+  // A prefill leg (Request::prefill_leg_for) that has finished keeps its blocks until the decode
+  // pod has read them (vLLM's NixlConnector: delay_free_blocks on the prefill side); release()
+  // frees them then, or when the prefill pod's patience ends. Attempts are told apart.
+  void release(std::int64_t id, std::int32_t attempt);
+  // Blocks finished prefill legs still hold.
+  std::int32_t held_blocks() const;
+
   // Waiting requests, those loading their prefix from host memory included (vLLM keeps them in
   // its waiting queue, as WAITING_FOR_REMOTE_KVS, and counts them in num_requests_waiting).
   std::int32_t num_waiting() const {
@@ -186,6 +194,7 @@ class Engine {
   std::deque<std::shared_ptr<Sequence>> waiting_;
   std::vector<std::shared_ptr<Sequence>> running_;
   std::vector<std::shared_ptr<Sequence>> loading_;
+  std::map<std::int64_t, std::int32_t> held_;  // finished prefill legs' ids -> their attempt
   EngineCounters counters_;
   Rng spec_rng_;
 };

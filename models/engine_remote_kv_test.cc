@@ -72,5 +72,37 @@ TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgainAndReadsQueueOnItsLink) 
   EXPECT_EQ(e.next_load_done(), TimeNs{5000});
 }
 
+// vLLM's prefill side keeps a finished prompt's blocks until the decode pod has read them.
+TEST(EngineRemoteKv, AFinishedPrefillLegHoldsItsBlocksUntilReleased) {
+  Engine e(config(), 64);
+  auto leg = make_request(7, 111, 100, 1);
+  leg->prefill_leg_for = 3;
+  e.add(leg, 0);
+  for (StepPlan p = e.plan_step(0); !p.empty(); p = e.plan_step(0)) e.finish_step(p);
+  EXPECT_FALSE(e.has_work());
+  EXPECT_EQ(e.held_blocks(), 7);  // 100 prompt tokens + 1 output: 7 blocks of 16
+  EXPECT_EQ(e.cache().num_free_blocks(), 64 - 7);
+  e.release(7, 2);  // another attempt's release changes nothing
+  EXPECT_EQ(e.held_blocks(), 7);
+  e.release(7, 1);
+  EXPECT_EQ(e.held_blocks(), 0);
+  EXPECT_EQ(e.cache().num_free_blocks(), 64);
+  // Freed, the blocks stay cached: the prefill pod's next leg of this prompt hits them.
+  EXPECT_EQ(e.cache().lookup(*make_request(8, 111, 100, 1)->block_hashes, 100), 6);
+
+  // A crash frees what is held; so does a later attempt's leg under the same id.
+  e.add(leg, 0);
+  for (StepPlan p = e.plan_step(0); !p.empty(); p = e.plan_step(0)) e.finish_step(p);
+  auto retry = std::make_shared<Request>(*leg);
+  retry->attempt = 2;
+  e.add(retry, 0);
+  EXPECT_EQ(e.held_blocks(), 0);
+  for (StepPlan p = e.plan_step(0); !p.empty(); p = e.plan_step(0)) e.finish_step(p);
+  EXPECT_EQ(e.held_blocks(), 7);
+  e.abort_all();
+  EXPECT_EQ(e.held_blocks(), 0);
+  EXPECT_EQ(e.cache().num_free_blocks(), 64);
+}
+
 }  // namespace
 }  // namespace fleetsim

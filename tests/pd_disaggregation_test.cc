@@ -3,6 +3,7 @@
 // prefill pod's failure does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -135,6 +136,42 @@ TEST(PdDisaggregation, WithNoPrefillPodUpTheDecodePodComputesThePrompt) {
   EXPECT_EQ(a.summary.completed + a.summary.failed, 80);
   EXPECT_GT(counter(a, "decode_only_no_prefill_pod"), 70);
   EXPECT_GT(a.summary.completed, 70);
+}
+
+// One prefill pod (700 blocks of 16 tokens: two 4,800-token prompts) serves a slow decode pod
+// (400 blocks: one request at a time, 300-token answers) and a fast one, in turn. The prompts
+// waiting for the slow pod stay on the prefill pod until read, as vLLM keeps them, so the fast
+// pod's prompts queue behind them; a prefill pod that let go at once would not make them wait.
+TEST(PdDisaggregation, APrefillPodKeepsAPromptUntilTheDecodePodHasReadIt) {
+  auto fast_pod_ttft_ms = [](const std::string& hold_s) {
+    const std::string yaml =
+        "name: pd\nseed: 9\nfleet:\n  gpu: H100-SXM\n  model: Llama-3.1-8B\n"
+        "  server: {kv_transfer_hold_s: " +
+        hold_s +
+        "}\n  pools:\n"
+        "    - {name: p, role: prefill, pods: 1, server: {num_gpu_blocks_override: 700}}\n"
+        "    - {name: slow, role: decode, pods: 1, server: {num_gpu_blocks_override: 400}}\n"
+        "    - {name: fast, role: decode, pods: 1}\n"
+        "workload: {type: open_loop, rate: 2, max_requests: 20, prompt_tokens: {dist: constant, "
+        "value: 4800}, output_tokens: {dist: constant, value: 300}}\n"
+        "arms:\n  - name: a\n    policy: round_robin\n";
+    const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+    const ArmResult a = run_arm(s, s.arms.front());
+    EXPECT_EQ(a.summary.completed, 20);  // and no block is left held (the run checks)
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : a.records) {
+      if (r.pod != 2) continue;
+      sum += static_cast<double>(r.first_token - r.arrival) / 1e6;
+      ++n;
+    }
+    EXPECT_EQ(n, 10);
+    return sum / n;
+  };
+  const double kept = fast_pod_ttft_ms("480");
+  const double let_go = fast_pod_ttft_ms("0.001");
+  EXPECT_LT(let_go, 500);
+  EXPECT_GT(kept, 5 * let_go);
 }
 
 TEST(PdDisaggregation, ARunIsTheSameAtAnyThreadCount) {

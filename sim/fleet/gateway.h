@@ -107,6 +107,7 @@ class Gateway : public PodListener {
   void on_pod_stalled(const RequestPtr& r, int pod) override;
   void on_pod_kv_events(int pod, std::vector<KvEvent> events) override;
   void on_pod_prefill_leg(const RequestPtr& leg, int decode_pod) override;
+  void on_pod_kv_read(const RequestPtr& r, int decode_pod) override;
 
   // The first replica's policy.
   const RoutingPolicy& policy() const { return *replicas_.front().policy; }

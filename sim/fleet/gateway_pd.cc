@@ -67,6 +67,15 @@ void Gateway::on_pod_prefill_leg(const RequestPtr& leg, int /*decode_pod*/) {
                     [this, pod, leg] { pods_[static_cast<size_t>(pod)]->receive(leg); });
 }
 
+void Gateway::on_pod_kv_read(const RequestPtr& r, int /*decode_pod*/) {
+  const int pod = r->prefill_pod;
+  if (pod < 0) return;
+  // NIXL's completion notification, decode pod to prefill pod: one hop.
+  loop_.schedule_in(latency_to(pod), [this, pod, id = r->id, attempt = r->attempt] {
+    pods_[static_cast<size_t>(pod)]->release_prefill_kv(id, attempt);
+  });
+}
+
 void Gateway::end_prefill_leg(std::int64_t id, int prefill_pod, std::int32_t attempt) {
   auto it = legs_.find(id);
   if (it == legs_.end() || it->second.pod != prefill_pod || it->second.leg->attempt != attempt) {

@@ -127,6 +127,12 @@ void Pod::prefill_failed(const RequestPtr& leg, Outcome outcome) {
   stop_if_drained();
 }
 
+void Pod::release_prefill_kv(std::int64_t id, std::int32_t attempt) {
+  engine_->release(id, attempt);
+  // Freed blocks may admit what waited for them.
+  if (!busy_ && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
+}
+
 void Pod::start_step() {
   current_ = engine_->plan_step(loop_.now());
   // Admitted requests may have nothing to compute yet (their prefix loads from host memory).
@@ -134,6 +140,12 @@ void Pod::start_step() {
     // A prefill leg is the decode pod's business; its request is admitted there.
     if (s->request->prefill_leg_for >= 0) continue;
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
+    if (s->remote_ns_per_block > 0) {
+      // When the read ends, the prefill pod may free the prompt's blocks.
+      loop_.schedule_at(s->load_done, [this, r = s->request, epoch = epoch_] {
+        if (epoch == epoch_) listener_->on_pod_kv_read(r, index_);
+      });
+    }
   }
   if (current_.empty()) {
     busy_ = false;
@@ -187,6 +199,14 @@ void Pod::end_step() {
   }
   for (const auto& s : out.finished) {
     std::erase(streamed_, s->request->id);
+    if (s->request->prefill_leg_for >= 0) {
+      // Kept for the decode pod's read; after kv_transfer_hold the prefill pod lets go anyway.
+      loop_.schedule_background_in(
+          config_.kv_transfer_hold,
+          [this, id = s->request->id, attempt = s->request->attempt, epoch = epoch_] {
+            if (epoch == epoch_) release_prefill_kv(id, attempt);
+          });
+    }
     listener_->on_pod_finished(s->request, index_);
   }
   start_step();

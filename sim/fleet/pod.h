@@ -35,6 +35,7 @@ struct PodConfig {
   std::vector<double> kv_transfer_bytes;
   double kv_transfer_gbs = 0;
   TimeNs kv_transfer_latency = 0;
+  TimeNs kv_transfer_hold = 0;  // a prefill pod frees an unread prompt's KV after this
 };
 
 // How a pod answers a connection.
@@ -60,8 +61,10 @@ class PodListener {
   // The pod went silent in the middle of streaming this request (its node vanished).
   virtual void on_pod_stalled(const RequestPtr& r, int pod) = 0;
   // Prefill/decode disaggregation: the decode pod's sidecar sends `leg` (the request's prompt,
-  // one output token) to the prefill pod `leg->prefill_pod`.
+  // one output token) to the prefill pod `leg->prefill_pod`; later the decode pod has read the
+  // prompt's KV from there, which the prefill pod may then free.
   virtual void on_pod_prefill_leg(const RequestPtr& leg, int decode_pod) = 0;
+  virtual void on_pod_kv_read(const RequestPtr& r, int decode_pod) = 0;
 };
 
 // Co-located pods on one GPU time-slice it (separate CUDA contexts without MPS): while k of
@@ -88,6 +91,8 @@ class Pod {
   // that KV; or the leg failed, and so does the request.
   void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
+  // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
+  void release_prefill_kv(std::int64_t id, std::int32_t attempt);
   std::int32_t tensor_parallel_size() const { return config_.tensor_parallel_size; }
 
   // Faults. crash(): every request inside fails (mid-stream once it streamed), then the pod
