@@ -5,6 +5,7 @@
 
 #include "models/block_hash.h"
 #include "models/engine.h"
+#include "models/engine_test_util.h"
 
 namespace fleetsim {
 namespace {
@@ -13,14 +14,7 @@ constexpr std::int32_t kBlock = 16;
 
 RequestPtr make_request(std::int64_t id, std::uint64_t content, std::int32_t prompt_tokens,
                         std::int32_t output_tokens) {
-  auto r = std::make_shared<Request>();
-  r->id = id;
-  r->prompt = {{content, prompt_tokens}};
-  r->prompt_tokens = prompt_tokens;
-  r->output_tokens = output_tokens;
-  r->output_content_id = 900000 + static_cast<std::uint64_t>(id);
-  compute_block_hashes(*r, kBlock);
-  return r;
+  return engine_request(id, {{content, prompt_tokens}}, output_tokens, kBlock);
 }
 
 EngineConfig config() {
