@@ -1,6 +1,6 @@
 // Area: errors. The C++ hierarchy of sim/errors.h, one to one in Python:
 //   fleetsim.Error(Exception)
-//     ScenarioError, TraceError, UnknownNameError, InternalError
+//     ScenarioError (DeploymentError), TraceError, UnknownNameError, InternalError
 // One translator tries the most derived classes first, so each C++ class arrives as its own
 // Python class and anything else deriving from fleetsim::Error as fleetsim.Error. Nothing a user
 // can cause aborts the interpreter.
@@ -15,6 +15,7 @@ namespace {
 // The translator is a plain function pointer, so the Python classes sit in globals.
 py::exception<Error>* g_error = nullptr;
 py::exception<ScenarioError>* g_scenario_error = nullptr;
+py::exception<DeploymentError>* g_deployment_error = nullptr;
 py::exception<TraceError>* g_trace_error = nullptr;
 py::exception<UnknownNameError>* g_unknown_name = nullptr;
 py::exception<InternalError>* g_internal_error = nullptr;
@@ -23,6 +24,8 @@ py::exception<InternalError>* g_internal_error = nullptr;
 void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
+  } catch (const DeploymentError& e) {
+    (*g_deployment_error)(e.what());
   } catch (const ScenarioError& e) {
     (*g_scenario_error)(e.what());
   } catch (const TraceError& e) {
@@ -58,6 +61,10 @@ void init_errors(py::module_& m) {
       m, "ScenarioError", *g_error,
       "A scenario (file, YAML text, dict or override) that cannot be accepted. The message names "
       "the file, the line, the dotted field and what was expected.");
+  g_deployment_error = make_exception<DeploymentError>(
+      m, "DeploymentError", *g_scenario_error,
+      "A deployment the scenario describes would not start: the model does not fit the GPU, or "
+      "vLLM would refuse its max_model_len for the KV cache left. A ScenarioError too.");
   g_trace_error =
       make_exception<TraceError>(m, "TraceError", *g_error, "A trace file that cannot be read.");
   g_unknown_name = make_exception<UnknownNameError>(

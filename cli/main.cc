@@ -104,7 +104,7 @@ int cmd_sweep(const SweepOptions& o) {
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
   std::vector<std::string> sets = o.sets;
   if (!o.seed.empty()) sets.push_back("seed=" + o.seed);
-  const SweepResult r = run_sweep(o.scenario, sets, axes, o.threads);
+  const SweepResult r = run_sweep(o.scenario, sets, axes, o.threads, /*keep_infeasible=*/true);
   const std::string json = sweep_json(r).dump(2) + "\n";
   if (o.format == "json") {
     std::cout << json;

@@ -134,14 +134,14 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
   cap.num_blocks =
       cap.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(cap.kv_bytes / block_bytes)) : 0;
   if (cap.kv_bytes <= 0 || cap.num_blocks < 1) {
-    throw ScenarioError("model " + llm.name + " does not fit on " + gpu.name +
-                        " (tp=" + std::to_string(tp) + "): weights " + gib(cap.weight_bytes) +
-                        " GiB per GPU, usable " + gib(cap.usable_bytes) + " GiB (" +
-                        gib(cap.total_bytes) + " GiB x " + std::to_string(gpu_memory_utilization) +
-                        "), activations " + gib(cap.activation_bytes) + " GiB, CUDA graphs " +
-                        gib(cap.cuda_graph_bytes) + " GiB leave " + gib(cap.kv_bytes) +
-                        " GiB for the KV cache; use a larger GPU, more tensor parallelism or an "
-                        "FP8 checkpoint");
+    throw DeploymentError(
+        "model " + llm.name + " does not fit on " + gpu.name + " (tp=" + std::to_string(tp) +
+        "): weights " + gib(cap.weight_bytes) + " GiB per GPU, usable " + gib(cap.usable_bytes) +
+        " GiB (" + gib(cap.total_bytes) + " GiB x " + std::to_string(gpu_memory_utilization) +
+        "), activations " + gib(cap.activation_bytes) + " GiB, CUDA graphs " +
+        gib(cap.cuda_graph_bytes) + " GiB leave " + gib(cap.kv_bytes) +
+        " GiB for the KV cache; use a larger GPU, more tensor parallelism or an "
+        "FP8 checkpoint");
   }
   return cap;
 }
@@ -178,7 +178,7 @@ void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, con
       hi = mid - 1;
     }
   }
-  throw ScenarioError(
+  throw DeploymentError(
       "model " + llm.name + " on " + gpu.name + " (tp=" + std::to_string(tp) +
       "): vLLM would not start: one request of max_model_len " + std::to_string(max_model_len) +
       " tokens needs " + gib(needed) + " GiB of KV cache per GPU and " + gib(cap.kv_bytes) +

@@ -20,6 +20,14 @@ class ScenarioError : public Error {
   using Error::Error;
 };
 
+// A deployment the scenario describes that would not start: the model does not fit the GPU, or
+// vLLM would refuse its settings for the memory left (max_model_len). Valid input with an answer
+// of its own, so a sweep reports such a point instead of stopping.
+class DeploymentError : public ScenarioError {
+ public:
+  using ScenarioError::ScenarioError;
+};
+
 // A trace file that cannot be read.
 class TraceError : public Error {
  public:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ._core import (
     Arm,
+    DeploymentError,
     Error,
     InternalError,
     PodState,
@@ -48,6 +49,7 @@ from .sweep import sweep
 
 __all__ = [
     "Arm",
+    "DeploymentError",
     "Error",
     "InternalError",
     "PodState",

@@ -17,6 +17,10 @@ class Error(Exception):
 class ScenarioError(Error):
     """A scenario that cannot be accepted; names the file, line and field."""
 
+class DeploymentError(ScenarioError):
+    """A valid deployment that would not start: the model does not fit, or vLLM refuses its
+    max_model_len for the KV cache left."""
+
 class TraceError(Error):
     """A trace file that cannot be read."""
 

@@ -107,7 +107,7 @@ SweepAxis parse_vary(const std::string& text) {
 }
 
 SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
-                      std::vector<SweepAxis> axes, int threads) {
+                      std::vector<SweepAxis> axes, int threads, bool keep_infeasible) {
   const Scenario base = load_scenario(path, overrides);
   const bool own_grid = axes.empty();
   if (own_grid) axes = base.sweep;
@@ -144,9 +144,16 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
     }
     result.points.push_back(std::move(sp));
   }
-  const std::vector<std::exception_ptr> errors = for_each_index(
-      result.points.size(), threads,
-      [&](size_t i) { result.points[i].result = run_scenario(result.points[i].scenario, 1); });
+  const std::vector<std::exception_ptr> errors =
+      for_each_index(result.points.size(), threads, [&](size_t i) {
+        SweepPoint& p = result.points[i];
+        try {
+          p.result = run_scenario(p.scenario, 1);
+        } catch (const DeploymentError& e) {
+          if (!keep_infeasible) throw;
+          p.infeasible = e.what();
+        }
+      });
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
     const std::string prefix = "sweep point " + point_text(result.points[i]) + ": ";
@@ -166,6 +173,10 @@ nlohmann::json sweep_json(const SweepResult& r) {
   for (const auto& p : r.points) {
     nlohmann::json vary = nlohmann::json::object();
     for (const auto& [k, v] : p.vary) vary[k] = v;
+    if (!p.infeasible.empty()) {
+      points.push_back({{"vary", vary}, {"does_not_start", p.infeasible}});
+      continue;
+    }
     points.push_back({{"vary", vary}, {"arms", result_json(p.result, p.scenario)["arms"]}});
   }
   return {{"scenario", r.scenario}, {"points", points}};
@@ -186,6 +197,14 @@ bool any_arm(const SweepResult& r, Has has) {
 
 bool any_kv_offload(const SweepResult& r) {
   return any_arm(r, [](const ArmSummary& s) { return s.kv_offload.has_value(); });
+}
+
+// The first point that ran (its arms name the columns), else the first point.
+const SweepPoint& first_feasible(const SweepResult& r) {
+  for (const auto& p : r.points) {
+    if (p.infeasible.empty()) return p;
+  }
+  return r.points.front();
 }
 
 bool any_failed(const SweepResult& r) {
@@ -211,11 +230,12 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in
   // the grid, what the GPU and the host tier spared together; with failed requests anywhere,
   // how many (a rate over the completed ones alone would hide them).
-  const bool slo = has_goodput(r.points.front().result);
+  const bool slo = has_goodput(first_feasible(r).result);
   const bool host = any_kv_offload(r);
   const bool failed = any_failed(r);
   const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0) + (failed ? 8 : 0);
-  for (const auto& a : r.points.front().result.arms) {
+  const SweepPoint& shown = first_feasible(r);
+  for (const auto& a : shown.result.arms) {
     os << std::setw(cell_w)
        << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms TPOTp50ms" +
            (slo ? " SLO%" : "") + (failed ? " failed" : ""));
@@ -225,6 +245,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
     for (size_t i = 0; i < keys.size(); ++i) {
       os << std::setw(key_w[i]) << p.vary[i].second;
     }
+    if (!p.infeasible.empty()) os << "does not start: " << p.infeasible;
     for (const auto& a : p.result.arms) {
       std::ostringstream cell;
       cell << std::fixed << std::setprecision(1) << 100.0 * a.summary.prefix_cache_reuse << "  ";
@@ -245,12 +266,29 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
 void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
   for (const auto& [k, v] : r.points.front().vary) os << k << ",";
-  const bool slo = has_goodput(r.points.front().result);
+  const bool slo = has_goodput(first_feasible(r).result);
   const bool host = any_kv_offload(r);
+  const bool infeasible = std::any_of(r.points.begin(), r.points.end(),
+                                      [](const SweepPoint& p) { return !p.infeasible.empty(); });
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "throughput_req_s,output_tokens_per_s"
-     << (slo ? ",slo_attainment,goodput_req_s" : "") << (host ? ",combined_reuse" : "") << "\n";
+     << (slo ? ",slo_attainment,goodput_req_s" : "") << (host ? ",combined_reuse" : "")
+     << (infeasible ? ",does_not_start" : "") << "\n";
   for (const auto& p : r.points) {
+    if (!p.infeasible.empty()) {
+      // One row per arm, its figures empty, the reason quoted (it holds commas).
+      std::string quoted = p.infeasible;
+      for (size_t at = quoted.find('"'); at != std::string::npos; at = quoted.find('"', at + 2)) {
+        quoted.insert(at, 1, '"');
+      }
+      const int empty = 8 + (slo ? 2 : 0) + (host ? 1 : 0);
+      for (const ArmSpec& a : p.scenario.arms) {
+        for (const auto& [k, v] : p.vary) os << v << ",";
+        os << a.name << "," << a.policy << std::string(static_cast<size_t>(empty), ',') << ",\""
+           << quoted << "\"\n";
+      }
+      continue;
+    }
     for (const auto& a : p.result.arms) {
       for (const auto& [k, v] : p.vary) os << v << ",";
       const ArmSummary& s = a.summary;
@@ -259,6 +297,7 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
          << s.throughput_req_s << "," << s.output_tokens_per_s;
       if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;
       if (host) os << "," << combined_reuse(s);
+      if (infeasible) os << ",";
       os << "\n";
     }
   }

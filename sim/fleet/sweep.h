@@ -23,6 +23,8 @@ struct SweepPoint {
   std::vector<std::pair<std::string, std::string>> vary;  // path -> value of this point
   Scenario scenario;
   RunResult result;
+  // Why the deployment of this point would not start (a DeploymentError); empty when it ran.
+  std::string infeasible;
 };
 
 struct SweepResult {
@@ -37,8 +39,11 @@ std::string point_text(const SweepPoint& point);
 // scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count. A path varied
 // twice, a value given twice for one path, or an override of a varied path is a ScenarioError
 // (they would give points that differ in name only); so is a point the scenario rejects, named.
+// `keep_infeasible`: a point whose deployment would not start (the model does not fit, vLLM
+// refuses its max_model_len) is reported as such (SweepPoint::infeasible) instead of failing the
+// sweep; readers that need every point's figures (validation, campaigns) leave it false.
 SweepResult run_sweep(const std::string& path, const std::vector<std::string>& overrides,
-                      std::vector<SweepAxis> axes, int threads);
+                      std::vector<SweepAxis> axes, int threads, bool keep_infeasible = false);
 
 nlohmann::json sweep_json(const SweepResult& r);
 void write_sweep_table(std::ostream& os, const SweepResult& r);

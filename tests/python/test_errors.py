@@ -12,6 +12,7 @@ def test_the_hierarchy():
                 fleetsim.InternalError):
         assert issubclass(cls, fleetsim.Error)
     assert issubclass(fleetsim.Error, Exception)
+    assert issubclass(fleetsim.DeploymentError, fleetsim.ScenarioError)  # valid input, no start
     assert fleetsim.ScenarioError.__module__ == "fleetsim"
     assert "file, the line" in fleetsim.ScenarioError.__doc__
 

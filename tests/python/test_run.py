@@ -194,7 +194,7 @@ def test_max_model_len_answers_longer_requests_400_and_can_stop_a_pod_starting(s
     assert (ok["prompt_tokens"] + ok["output_tokens"] <= 1200).all()
     assert (refused["prompt_tokens"] + 60 > 1200).all()
     assert (refused["attempts"] == 1).all() and refused["ttft_ms"].isna().all()
-    with pytest.raises(fleetsim.ScenarioError, match=r"vLLM would not start: one request of "
+    with pytest.raises(fleetsim.DeploymentError, match=r"vLLM would not start: one request of "
                        r"max_model_len 40960 tokens needs 10\.00 GiB"):
         fleetsim.run(fleetsim.load(small_yaml, overrides={"fleet.model": "Qwen3-32B-FP8"}))
 
