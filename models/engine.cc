@@ -374,6 +374,8 @@ const ParamSpec& server_spec() {
           .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)
           // 1e8 blocks is 1.6e9 tokens at block size 16, far beyond any GPU's KV capacity; the
           // cap keeps a typo from allocating tens of GB of block bookkeeping.
+          .integer("num_gpu_blocks_override", 0,
+                   "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
           .integer("max_model_len", 0,
                    "longest sequence (prompt + max_tokens) the server accepts; a longer request "
                    "gets HTTP 400, and vLLM refuses to start when one such request does not fit "
@@ -383,8 +385,6 @@ const ParamSpec& server_spec() {
                    "accept a max_model_len beyond the model's max_position_embeddings, as vLLM "
                    "does with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (for a model served past its "
                    "trained length, e.g. with extended rope scaling)")
-          .integer("num_gpu_blocks_override", 0,
-                   "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
           .real("kv_offloading_size_gib", 0,
                 "host memory for KV blocks copied out of the GPU as they are computed, GiB summed "
                 "over the pod's tensor-parallel ranks (vLLM --kv-offloading-size, native "
