@@ -66,8 +66,7 @@ INSTANTIATE_TEST_SUITE_P(CacheSizes, MooncakeReuse,
 TEST(MooncakeReuseWithHostTier, GpuPlusHostIsTheLargerCachesFigure) {
   ASSERT_TRUE(std::filesystem::exists(kTrace)) << kTrace << " missing (FLEETSIM_SHARED_DIR)";
   // 625,000 blocks of 16 tokens x 131,072 bytes a token (Llama-3.1-8B, BF16 KV) = 1220.7 GiB.
-  const Scenario s =
-      one_pod("num_gpu_blocks_override: 62500, kv_offloading_size_gib: 1220.703125");
+  const Scenario s = one_pod("num_gpu_blocks_override: 62500, kv_offloading_size_gib: 1220.703125");
   const ArmResult arm = run_arm(s, s.arms[0]);
   EXPECT_EQ(arm.summary.completed, 3993);
   ASSERT_TRUE(arm.summary.kv_offload.has_value());

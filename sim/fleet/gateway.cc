@@ -357,12 +357,16 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   dispatch(std::move(r), pod, policy, replica);
 }
 
-void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica) {
+void Gateway::count_in_flight(const Request& r, int pod, int replica, int sign) {
   const auto i = static_cast<size_t>(pod);
   Replica& rep = replicas_[static_cast<size_t>(replica)];
-  ++inflight_[i];
-  ++rep.inflight[i];
-  rep.inflight_tokens[i] += r->prompt_tokens + r->output_tokens;
+  inflight_[i] += sign;
+  rep.inflight[i] += sign;
+  rep.inflight_tokens[i] += sign * (std::int64_t{r.prompt_tokens} + r.output_tokens);
+}
+
+void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica) {
+  count_in_flight(*r, pod, replica, +1);
   policy.on_dispatched(*r, pod);
   routed_by_[r->id] = &policy;
   observer_.on_dispatch(*r, pod, loop_.now());
@@ -449,12 +453,8 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
       return;  // a stale answer to an attempt that already ended
     }
     loop_.cancel(it->second.timeout);
-    Replica& rep = replicas_[static_cast<size_t>(it->second.replica)];
+    count_in_flight(*r, pod, it->second.replica, -1);
     attempts_.erase(it);
-    const auto i = static_cast<size_t>(pod);
-    --inflight_[i];
-    --rep.inflight[i];
-    rep.inflight_tokens[i] -= r->prompt_tokens + r->output_tokens;
     auto by = routed_by_.find(r->id);
     if (by != routed_by_.end()) {
       by->second->on_finished(*r, pod);

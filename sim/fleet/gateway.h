@@ -148,6 +148,8 @@ class Gateway : public PodListener {
   void picker_failed(RequestPtr r, TimeNs after, int replica);
   void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
   void finish(const RequestPtr& r, int pod, Outcome outcome);
+  // Adds (sign +1) or removes (-1) `r` from `pod`'s in-flight counts, overall and `replica`'s.
+  void count_in_flight(const Request& r, int pod, int replica, int sign);
   // The routable pods as `replica` sees them, written into candidates_ (one buffer for every
   // request: a fleet of 10,000 pods would otherwise allocate and copy ~1 MB per request).
   // `engine_state`: also each pod's waiting, running and KV usage (scraped or live), which only

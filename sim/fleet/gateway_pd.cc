@@ -24,7 +24,6 @@ void Gateway::set_pod_roles(std::vector<PodRole> roles) {
 }
 
 int Gateway::choose_prefill(const Request& r, int decode_pod, int replica) {
-  if (r.prefill_leg_for >= 0) return -1;
   if (config_.pd_non_cached_tokens > 0) {
     // What the decode pod would compute itself; the decider reads it from its prefix index,
     // here the decode pod's own cache, as KV events tell a precise index.
@@ -55,12 +54,8 @@ void Gateway::on_pod_prefill_leg(const RequestPtr& leg, int /*decode_pod*/) {
   const int pod = leg->prefill_pod;
   auto at = attempts_.find(leg->id);
   const int replica = at != attempts_.end() ? at->second.replica : 0;
-  Replica& rep = replicas_[static_cast<size_t>(replica)];
-  const auto i = static_cast<size_t>(pod);
-  ++inflight_[i];
-  ++rep.inflight[i];
-  rep.inflight_tokens[i] += leg->prompt_tokens + leg->output_tokens;
-  rep.prefill->on_dispatched(*leg, pod);
+  count_in_flight(*leg, pod, replica, +1);
+  replicas_[static_cast<size_t>(replica)].prefill->on_dispatched(*leg, pod);
   legs_[leg->id] = LegInFlight{leg, pod, replica};
   // The sidecar on the decode pod to the prefill pod: one network hop (and back the same).
   loop_.schedule_in(latency_to(pod),
@@ -81,13 +76,9 @@ void Gateway::end_prefill_leg(std::int64_t id, int prefill_pod, std::int32_t att
   if (it == legs_.end() || it->second.pod != prefill_pod || it->second.leg->attempt != attempt) {
     return;
   }
-  const RequestPtr leg = it->second.leg;
-  Replica& rep = replicas_[static_cast<size_t>(it->second.replica)];
-  const auto i = static_cast<size_t>(prefill_pod);
-  --inflight_[i];
-  --rep.inflight[i];
-  rep.inflight_tokens[i] -= leg->prompt_tokens + leg->output_tokens;
-  rep.prefill->on_finished(*leg, prefill_pod);
+  const Request& leg = *it->second.leg;
+  count_in_flight(leg, prefill_pod, it->second.replica, -1);
+  replicas_[static_cast<size_t>(it->second.replica)].prefill->on_finished(leg, prefill_pod);
   legs_.erase(it);
 }
 

@@ -102,11 +102,17 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
   if (!busy_) start_step();
 }
 
-void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp) {
-  auto it = awaiting_prefill_.find(leg->id);
-  if (it == awaiting_prefill_.end() || it->second->attempt != leg->attempt) return;
+RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
+  auto it = awaiting_prefill_.find(leg.id);
+  if (it == awaiting_prefill_.end() || it->second->attempt != leg.attempt) return nullptr;
   RequestPtr r = std::move(it->second);
   awaiting_prefill_.erase(it);
+  return r;
+}
+
+void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp) {
+  RequestPtr r = take_awaiting_prefill(*leg);
+  if (!r) return;
   const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
   const double block_bytes =
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
@@ -117,10 +123,8 @@ void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp) {
 }
 
 void Pod::prefill_failed(const RequestPtr& leg, Outcome outcome) {
-  auto it = awaiting_prefill_.find(leg->id);
-  if (it == awaiting_prefill_.end() || it->second->attempt != leg->attempt) return;
-  RequestPtr r = std::move(it->second);
-  awaiting_prefill_.erase(it);
+  RequestPtr r = take_awaiting_prefill(*leg);
+  if (!r) return;
   // The sidecar answers with the prefill pod's error; a stream that never began is a 502.
   listener_->on_pod_failed(r, index_,
                            outcome == Outcome::kMidStream ? Outcome::kRefused502 : outcome);

@@ -122,6 +122,8 @@ class Pod {
   void end_step();
   // A draining pod with nothing left exits.
   void stop_if_drained();
+  // The request waiting for `leg`'s prefill (same id and attempt), removed; null when none is.
+  RequestPtr take_awaiting_prefill(const Request& leg);
   // Tells whoever asked for a drain that the process exited, once: drained, or cut short by a
   // crash (the grace period's end, a fault).
   void notify_stopped();

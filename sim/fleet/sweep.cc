@@ -230,11 +230,11 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in
   // the grid, what the GPU and the host tier spared together; with failed requests anywhere,
   // how many (a rate over the completed ones alone would hide them).
-  const bool slo = has_goodput(first_feasible(r).result);
+  const SweepPoint& shown = first_feasible(r);
+  const bool slo = has_goodput(shown.result);
   const bool host = any_kv_offload(r);
   const bool failed = any_failed(r);
   const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0) + (failed ? 8 : 0);
-  const SweepPoint& shown = first_feasible(r);
   for (const auto& a : shown.result.arms) {
     os << std::setw(cell_w)
        << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms TPOTp50ms" +
