@@ -1,6 +1,10 @@
 // A closed-loop multi-turn chat client, like a sequential chat benchmark (kvbench): N
-// conversations of T turns, C of them in flight; turn t+1 is sent only after turn t completes,
-// with the whole history resent. When a conversation ends, the next one starts.
+// conversations of T turns over C clients, each with one request in flight; turn t+1 is sent
+// only after turn t completes, with the whole history resent. A client holds up to K
+// conversations and alternates between them, as vLLM's benchmarks/multi_turn client does
+// (benchmark_serving_multi_turn.py: --num-clients, --max-active-conversations, and
+// --conversation-sampling round_robin or random); with K = 1 it runs each to its end. A client
+// whose conversation ends takes the next one not yet started.
 #include <deque>
 #include <map>
 #include <memory>
@@ -23,7 +27,9 @@ class ChatClient : public Workload {
         concurrency_(p.get_int("concurrency")),
         ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
         think_rng_(make_rng(ctx.seed, "workload/think")),
-        stop_on_error_(p.get_bool("stop_conversation_on_error")) {
+        stop_on_error_(p.get_bool("stop_conversation_on_error")),
+        active_per_client_(p.get_int("active_per_client")),
+        random_sampling_(p.get_string("conversation_sampling") == "random") {
     shape_ = conversation_shape_from(p);
     think_ = p.get_distribution_ptr("think_time_ms");
     require_range(*think_, "workload.think_time_ms", 0, kMaxDelayMs, "milliseconds");
@@ -34,33 +40,57 @@ class ChatClient : public Workload {
 
   void start() override {
     const std::int64_t first = std::min(concurrency_, conversations_);
+    clients_.resize(static_cast<std::size_t>(first));
     for (std::int64_t i = 0; i < first; ++i) {
+      clients_[static_cast<std::size_t>(i)].pick_rng =
+          make_rng(ctx_.seed, "workload/pick/" + std::to_string(i));
       // Clients start spread evenly over the ramp-up, as benchmark harnesses stagger them.
       const TimeNs at = first > 1 ? ramp_up_ * i / first : 0;
-      ctx_.loop->schedule_at(at, [this] { start_next_conversation(); });
+      ctx_.loop->schedule_at(at, [this, i] { next_request(i); });
     }
   }
 
   void on_complete(const Request& r, Outcome outcome) override {
     auto it = active_.find(r.conversation);
     if (it == active_.end()) return;
-    Conversation& conv = *it->second;
+    Conversation& conv = *it->second.conversation;
+    const std::int64_t client = it->second.client;
     conv.complete_turn();
     const bool ended = conv.next_turn() > turns_ || (stop_on_error_ && outcome != Outcome::kOk);
     if (ended) {
       active_.erase(it);
       tags_.erase(r.conversation);
-      start_next_conversation();
+      next_request(client);
       return;
     }
+    // Back of the client's rotation, as the vLLM client's appendleft.
+    clients_[static_cast<std::size_t>(client)].rotation.push_front(r.conversation);
     const TimeNs think = ms_to_ns(std::max(0.0, think_->sample(think_rng_)));
-    const std::int64_t id = r.conversation;
-    ctx_.loop->schedule_in(think, [this, id] { send_turn(id); });
+    ctx_.loop->schedule_in(think, [this, client] { next_request(client); });
   }
 
  private:
-  void start_next_conversation() {
-    if (next_conversation_ >= conversations_) return;
+  void next_request(std::int64_t client_index) {
+    Client& client = clients_[static_cast<std::size_t>(client_index)];
+    while (static_cast<std::int64_t>(client.rotation.size()) < active_per_client_ &&
+           next_conversation_ < conversations_) {
+      client.rotation.push_back(start_conversation(client_index));
+    }
+    if (client.rotation.empty()) return;
+    std::int64_t id = 0;
+    if (random_sampling_) {
+      const std::size_t pick = std::uniform_int_distribution<std::size_t>(
+          0, client.rotation.size() - 1)(client.pick_rng);
+      id = client.rotation[pick];
+      client.rotation.erase(client.rotation.begin() + static_cast<std::ptrdiff_t>(pick));
+    } else {
+      id = client.rotation.back();
+      client.rotation.pop_back();
+    }
+    send_turn(id);
+  }
+
+  std::int64_t start_conversation(std::int64_t client) {
     const std::int64_t id = next_conversation_++;
     // Each conversation draws its tenant from its own stream: the mix does not depend on timing.
     std::string tenant;
@@ -68,7 +98,8 @@ class ChatClient : public Workload {
       Rng rng = make_rng(ctx_.seed, "workload/tenant/" + std::to_string(id));
       tenant = tenants_.sample(rng);
     }
-    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed, tenant));
+    active_.emplace(id,
+                    Active{std::make_unique<Conversation>(id, shape_, ctx_.seed, tenant), client});
     // Likewise its tier hint and SLO class: an application asks for one model tier and has one
     // latency objective for the whole chat.
     if (!tiers_.empty()) {
@@ -79,11 +110,11 @@ class ChatClient : public Workload {
       Rng rng = make_rng(ctx_.seed, "workload/slo/" + std::to_string(id));
       tags_[id].slo_class = slo_classes_.sample(rng);
     }
-    send_turn(id);
+    return id;
   }
 
   void send_turn(std::int64_t id) {
-    Request r = active_.at(id)->make_turn_request();
+    Request r = active_.at(id).conversation->make_turn_request();
     if (auto it = tags_.find(id); it != tags_.end()) {
       r.tier = it->second.tier;
       r.slo_class = it->second.slo_class;
@@ -98,6 +129,8 @@ class ChatClient : public Workload {
   TimeNs ramp_up_;
   Rng think_rng_;
   bool stop_on_error_;
+  std::int64_t active_per_client_;
+  bool random_sampling_;
   ConversationShape shape_;
   DistributionPtr think_;
   CategoricalMix tenants_;
@@ -109,7 +142,16 @@ class ChatClient : public Workload {
   };
   std::map<std::int64_t, Tags> tags_;  // of each active conversation that has any
   std::int64_t next_conversation_ = 0;
-  std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
+  struct Active {
+    std::unique_ptr<Conversation> conversation;
+    std::int64_t client;
+  };
+  std::map<std::int64_t, Active> active_;
+  struct Client {
+    std::deque<std::int64_t> rotation;  // its open conversations; the next is at the back
+    Rng pick_rng;
+  };
+  std::vector<Client> clients_;
 };
 
 ParamSpec chat_spec() {
@@ -117,7 +159,19 @@ ParamSpec chat_spec() {
       ParamSpec()
           .integer("conversations", 40, "number of conversations", 1)
           .integer("turns", 15, "turns per conversation", 1)
-          .integer("concurrency", 16, "conversations in flight at once", 1)
+          .integer("concurrency", 16,
+                   "clients, each with one request in flight (with active_per_client 1: "
+                   "conversations in flight at once)",
+                   1)
+          .integer("active_per_client", 1,
+                   "conversations a client holds open and alternates between (vLLM's "
+                   "benchmarks/multi_turn: --max-active-conversations / --num-clients); 1 = "
+                   "each runs to its end before the client starts the next",
+                   1)
+          .text("conversation_sampling", "round_robin",
+                "which of its open conversations a client sends next: round_robin (each in "
+                "turn) or random (uniform), as vLLM's --conversation-sampling",
+                {"round_robin", "random"})
           .distribution("think_time_ms", constant_distribution(0),
                         "client delay between a reply and the next turn")
           .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
