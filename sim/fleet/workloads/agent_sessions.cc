@@ -160,7 +160,7 @@ class AgentSessions : public Workload {
 ParamSpec agent_spec() {
   ParamSpec spec;
   spec.integer("sessions", 32, "agent sessions in all", 1)
-      .integer("concurrency", 8, "sessions in flight at once", 1)
+      .integer("concurrency", 8, "sessions in flight at once", 1, kMaxClients)
       .distribution("system_prompt_tokens", constant_distribution(3000),
                     "instructions and tool definitions at the head of every call")
       .boolean("shared_system_prompt", true,

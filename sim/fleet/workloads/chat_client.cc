@@ -27,6 +27,7 @@ class ChatClient : public Workload {
         concurrency_(p.get_int("concurrency")),
         ramp_up_(ms_to_ns(p.get_double("ramp_up_ms"))),
         think_rng_(make_rng(ctx.seed, "workload/think")),
+        pick_rng_(make_rng(ctx.seed, "workload/pick")),
         stop_on_error_(p.get_bool("stop_conversation_on_error")),
         active_per_client_(p.get_int("active_per_client")),
         random_sampling_(p.get_string("conversation_sampling") == "random") {
@@ -42,8 +43,6 @@ class ChatClient : public Workload {
     const std::int64_t first = std::min(concurrency_, conversations_);
     clients_.resize(static_cast<std::size_t>(first));
     for (std::int64_t i = 0; i < first; ++i) {
-      clients_[static_cast<std::size_t>(i)].pick_rng =
-          make_rng(ctx_.seed, "workload/pick/" + std::to_string(i));
       // Clients start spread evenly over the ramp-up, as benchmark harnesses stagger them.
       const TimeNs at = first > 1 ? ramp_up_ * i / first : 0;
       ctx_.loop->schedule_at(at, [this, i] { next_request(i); });
@@ -79,8 +78,8 @@ class ChatClient : public Workload {
     if (client.rotation.empty()) return;
     std::int64_t id = 0;
     if (random_sampling_) {
-      const std::size_t pick = std::uniform_int_distribution<std::size_t>(
-          0, client.rotation.size() - 1)(client.pick_rng);
+      const std::size_t pick =
+          std::uniform_int_distribution<std::size_t>(0, client.rotation.size() - 1)(pick_rng_);
       id = client.rotation[pick];
       client.rotation.erase(client.rotation.begin() + static_cast<std::ptrdiff_t>(pick));
     } else {
@@ -128,6 +127,7 @@ class ChatClient : public Workload {
   std::int64_t concurrency_;
   TimeNs ramp_up_;
   Rng think_rng_;
+  Rng pick_rng_;  // one stream for every client: the order of the draws is the event order
   bool stop_on_error_;
   std::int64_t active_per_client_;
   bool random_sampling_;
@@ -149,7 +149,6 @@ class ChatClient : public Workload {
   std::map<std::int64_t, Active> active_;
   struct Client {
     std::deque<std::int64_t> rotation;  // its open conversations; the next is at the back
-    Rng pick_rng;
   };
   std::vector<Client> clients_;
 };
@@ -162,7 +161,7 @@ ParamSpec chat_spec() {
           .integer("concurrency", 16,
                    "clients, each with one request in flight (with active_per_client 1: "
                    "conversations in flight at once)",
-                   1)
+                   1, kMaxClients)
           .integer("active_per_client", 1,
                    "conversations a client holds open and alternates between (vLLM's "
                    "benchmarks/multi_turn: --max-active-conversations / --num-clients); 1 = "

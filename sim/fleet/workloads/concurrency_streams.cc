@@ -123,7 +123,8 @@ class ConcurrencyStreams : public Workload {
 
 ParamSpec streams_spec() {
   ParamSpec spec;
-  spec.integer("streams", 16, "concurrent streams, each sending its next request on completion", 1)
+  spec.integer("streams", 16, "concurrent streams, each sending its next request on completion", 1,
+               kMaxClients)
       .integer("turns", 1,
                "turns per conversation: 1 = independent single-turn requests; more = multi-turn "
                "chats, the whole history resent each turn",

@@ -22,6 +22,11 @@ namespace fleetsim {
 // clock's reach; a longer one would overflow it.
 inline constexpr double kMaxDelayMs = 1e12;
 
+// The most concurrent clients (streams, sessions) a closed-loop workload may run: far past any
+// benchmark harness, and each holds state, so a typo of a few zeros is an error, not an
+// allocation failure.
+inline constexpr double kMaxClients = 1e6;
+
 // A piecewise-linear rate (requests per second) over time: points (t_s, rate), linear between
 // points, flat before the first and after the last. With a period, the schedule repeats every
 // `period_s` seconds and the last point ramps back to the first's rate at the period's end (a
