@@ -3,6 +3,8 @@
 // or a run that hangs on a billion-token prompt.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include <string>
 #include <vector>
 
@@ -116,6 +118,17 @@ TEST(WorkloadLimits, TheLimitsThemselvesAreValid) {
 TEST(WorkloadLimits, TemplateTokensHaveTheTokenMaximum) {
   const std::string msg = error_of("multi_turn_chat", "{template_tokens_per_turn: 20000000}");
   EXPECT_NE(msg.find("test.yaml:1: workload.template_tokens_per_turn"), std::string::npos) << msg;
+}
+
+TEST(WorkloadLimits, ClosedLoopClientsStopAtAMillion) {
+  for (const auto& [type, field] :
+       {std::pair{"multi_turn_chat", "concurrency"}, std::pair{"concurrency_streams", "streams"},
+        std::pair{"agent_sessions", "concurrency"}}) {
+    const std::string msg = error_of(type, "{" + std::string(field) + ": 1000001}");
+    EXPECT_NE(msg.find("test.yaml:1: workload." + std::string(field)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[1, 1000000]"), std::string::npos) << msg;
+    EXPECT_EQ(error_of(type, "{" + std::string(field) + ": 1000000}"), "");
+  }
 }
 
 TEST(WorkloadLimits, RatesOutsideOneGapPerMicrosecondToElevenDaysAreErrors) {
