@@ -139,6 +139,23 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   return (bytes - whole) / tp_ + whole;
 }
 
+double RooflineCostModel::moe_padded_rows(double tokens) const {
+  // vLLM's fused MoE kernels sort a step's (token, expert) pairs by expert and pad each expert's
+  // rows up to a multiple of the kernel's BLOCK_SIZE_M, and the padding rows are multiplied too
+  // (fused_moe/moe_align_block_size.py). Without a tuned config the block is 16 rows when the
+  // step has no more tokens than there are experts, else 64 (fused_moe.py, get_default_config;
+  // tuned configs use 64 to 128 at prefill sizes). An expert with n rows computes
+  // ceil(n / block) blocks: one block for each touched expert while n stays below the block, and
+  // about half a block of padding on top of its rows once n spreads over several.
+  if (!llm_.is_moe()) return 0.0;
+  const double e = llm_.num_experts;
+  const double t = std::max(tokens, 1.0);
+  const double rows = t * llm_.experts_per_token;
+  const double block = t <= e ? 16.0 : 64.0;
+  const double touched = e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, t));
+  return std::max(touched * block, rows + touched * (block - 1.0) / 2.0);
+}
+
 namespace {
 
 // Query-key pairs of `n` new tokens after `c` cached ones, causal, when a query sees at most
@@ -196,7 +213,13 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   const double per_rank_bf16 =
       (llm_.active_params() - llm_.active_quantized_params() - replicated_bf16) / parts +
       replicated_bf16;
-  const double quantized_flops = 2.0 * per_rank_quantized * tokens;
+  // The experts are stored in the weights' type whichever way the model is quantized; their
+  // padding rows (moe_padded_rows) are multiplied at the same speed, a 1/tp share of each.
+  const double expert_padding_flops =
+      llm_.is_moe() ? 2.0 * (moe_padded_rows(tokens) - tokens * llm_.experts_per_token) *
+                          llm_.expert_params() * llm_.moe_layers() / parts
+                    : 0.0;
+  const double quantized_flops = 2.0 * per_rank_quantized * tokens + expert_padding_flops;
   const double bf16_linear_flops =
       2.0 * (per_rank_bf16 * tokens +
              llm_.kv_up_projection_params() * llm_.layers * up_projected / parts);

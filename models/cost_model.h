@@ -94,6 +94,9 @@ class RooflineCostModel : public CostModel {
   // Weight bytes a step of `tokens` tokens streams from DRAM, per GPU: everything but the
   // embedding table, and of an MoE model's experts only those its tokens were routed to.
   double weight_bytes_per_step(double tokens = 1) const;
+  // Rows an MoE layer's expert GEMMs compute for a step of `tokens` tokens, padding included
+  // (tokens x experts_per_token of them are real); 0 for a dense model.
+  double moe_padded_rows(double tokens) const;
 
  private:
   GpuSpec gpu_;

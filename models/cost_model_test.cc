@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -160,16 +161,19 @@ TEST(RooflineCostModel, LatentAttentionReadsOneWholeLatentAndDecodesInItsSpace) 
   // over 8 ranks; a prefill decompresses to 192-wide keys and 128-wide values instead.
   const double linear =
       2.0 * ((ds.active_params() - rep) / 8 + rep) + 2.0 * ds.embedding_params() / 8;
-  EXPECT_NEAR(decode.flops - linear, 2.0 * 128 * (576 + 512) * 61 * 10000.5 / 8, 1e3);
+  const auto padding = [&](double tokens) {
+    return 2.0 * (tp8.moe_padded_rows(tokens) - tokens * 8) * ds.expert_params() * 58 / 8;
+  };
+  EXPECT_NEAR(decode.flops - linear - padding(1), 2.0 * 128 * (576 + 512) * 61 * 10000.5 / 8, 1e3);
   const auto prefill = tp8.breakdown(std::vector<BatchEntry>{{100, 0}});
-  EXPECT_NEAR(prefill.flops - linear * 100 + 2.0 * ds.embedding_params() / 8 * 99,
+  EXPECT_NEAR(prefill.flops - linear * 100 + 2.0 * ds.embedding_params() / 8 * 99 - padding(100),
               2.0 * 128 * (192 + 128) * 61 * (100 * 50.0) / 8, 1e3);
   // A decode verifying 3 speculative drafts stays on the decode path: latent-space attention,
   // nothing re-expanded.
   BatchEntry verify{4, 10000};
   verify.verifies_drafts = true;
   const double linear4 = linear * 4;  // logits at each of the 4 positions it verifies
-  EXPECT_NEAR(tp8.breakdown(std::vector<BatchEntry>{verify}).flops - linear4,
+  EXPECT_NEAR(tp8.breakdown(std::vector<BatchEntry>{verify}).flops - linear4 - padding(4),
               2.0 * 128 * (576 + 512) * 61 * (4 * 10002.0) / 8, 1e3);
   // A prefill that finds 1,000 tokens cached re-expands their latent through kv_b_proj.
   const auto warm = tp8.breakdown(std::vector<BatchEntry>{{100, 1000}});
@@ -196,7 +200,8 @@ TEST(RooflineCostModel, SlidingLayersAttendAndReadWithinTheirWindow) {
   // A prefill of 1,000 fresh tokens: full layers see the causal triangle, sliding ones at most
   // 128 keys: 128^2 / 2 + 872 x 128 pairs.
   const auto prefill = m.breakdown(std::vector<BatchEntry>{{1000, 0}});
-  const double linear = 2.0 * oss.active_params() * 1000 + 2.0 * oss.embedding_params();
+  const double linear = 2.0 * oss.active_params() * 1000 + 2.0 * oss.embedding_params() +
+                        2.0 * (m.moe_padded_rows(1000) - 4000) * oss.expert_params() * 36;
   EXPECT_NEAR(prefill.flops - linear,
               per_pair * (18 * 1000 * 500.0 + 18 * (128 * 64.0 + 872 * 128)), 1e3);
 }
@@ -216,10 +221,36 @@ TEST(RooflineCostModel, ExpertOnlyMxfp4KeepsAttentionInBf16) {
   EXPECT_TRUE(h100.dequantizes_weights());
   EXPECT_TRUE(roofline("B200", "gpt-oss-120b").dequantizes_weights());
   const auto p = h100.breakdown(std::vector<BatchEntry>{{4096, 0}});
-  const double quantized = 2.0 * oss.active_quantized_params() * 4096;
+  // The experts' padding rows (20,416 computed for 16,384 routed; see below) at their speed.
+  const double quantized =
+      2.0 * oss.active_quantized_params() * 4096 + 2.0 * (20416 - 16384) * oss.expert_params() * 36;
   const double bf16 = p.flops - quantized;
   EXPECT_NEAR(p.compute_ms, (quantized / (0.73 * 0.62 * 989.4e12) + bf16 / (0.73 * 989.4e12)) * 1e3,
               1e-6);
+}
+
+TEST(RooflineCostModel, ExpertRowsArePaddedToTheFusedMoeBlock) {
+  // gpt-oss-120b routes each token to 4 of 128 experts. vLLM's default fused-MoE block is 16
+  // rows up to 128 tokens, 64 above.
+  const RooflineCostModel m = roofline("H100-SXM", "gpt-oss-120b");
+  // One token: 4 experts of one 16-row block each.
+  EXPECT_DOUBLE_EQ(m.moe_padded_rows(1), 4 * 16);
+  // 100 tokens touch 128 (1 - (31/32)^100) = 122.6 experts, each one block (400 real rows).
+  EXPECT_NEAR(m.moe_padded_rows(100), 128 * (1 - std::pow(31.0 / 32, 100)) * 16, 1e-9);
+  // 4,096 tokens: 128 rows an expert on average, plus half a 64-row block of padding each.
+  EXPECT_NEAR(m.moe_padded_rows(4096), 16384 + 128 * 31.5, 1e-6);
+  // A dense model pads nothing, and its step time is unchanged by the rule.
+  EXPECT_EQ(roofline("H100-SXM", "Qwen3-32B").moe_padded_rows(4096), 0.0);
+  // The padding is computed at the experts' speed: a 4,096-token gpt-oss prefill spends 4,032
+  // more rows x 36 layers in its W4A16 expert GEMMs than the routed tokens alone.
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  const auto p = m.breakdown(std::vector<BatchEntry>{{4096, 0}});
+  const auto q = m.breakdown(std::vector<BatchEntry>{{4097, 0}});
+  EXPECT_GT(q.flops - p.flops, 2.0 * oss.active_params());
+  EXPECT_NEAR(p.flops - 2.0 * (oss.active_params() * 4096 + oss.embedding_params()),
+              2.0 * 4032 * oss.expert_params() * 36 +
+                  2.0 * 64 * (64 + 64) * (18 * 4096 * 2048.0 + 18 * (128 * 64.0 + 3968 * 128)),
+              1e3);
 }
 
 TEST(RooflineCostModel, DequantFactorOnlyActsWithoutNativeTensorCores) {

@@ -56,7 +56,7 @@ TEST(Scenario, WrongTypesAndRangesNameTheField) {
   std::string e = error_of(with("pods: 3", "pods: three"));
   EXPECT_NE(e.find("bad.yaml:4: fleet.pods: expected an integer"), std::string::npos) << e;
   e = error_of(with("concurrency: 6", "concurrency: 0"));
-  EXPECT_NE(e.find("workload.concurrency: expected int in [1, 2147483647], got '0'"),
+  EXPECT_NE(e.find("workload.concurrency: expected int in [1, 1000000], got '0'"),
             std::string::npos)
       << e;
   e = error_of(with("max_num_batched_tokens: 1024", "max_num_batched_tokenz: 1024"));
