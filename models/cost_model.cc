@@ -141,17 +141,19 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
 
 double RooflineCostModel::moe_padded_rows(double tokens) const {
   // vLLM's fused MoE kernels sort a step's (token, expert) pairs by expert and pad each expert's
-  // rows up to a multiple of the kernel's BLOCK_SIZE_M, and the padding rows are multiplied too
-  // (fused_moe/moe_align_block_size.py). Without a tuned config the block is 16 rows when the
-  // step has no more tokens than there are experts, else 64 (fused_moe.py, get_default_config;
-  // tuned configs use 64 to 128 at prefill sizes). An expert with n rows computes
+  // rows up to a multiple of the kernel's block of rows, and the padding rows are multiplied too
+  // (fused_moe/moe_align_block_size.py). The block grows with the rows an expert gets: tuned
+  // fused_moe configs go from 16 rows at decode sizes to 64 and more at prefill sizes, and
+  // triton_kernels' matmul_ogs (gpt-oss on Hopper) picks the power of two of the rows per
+  // expert (opt_flags.py). We take that power of two between 16 and 64, vLLM's default block
+  // at prefill sizes (fused_moe.py, get_default_config). An expert with n rows computes
   // ceil(n / block) blocks: one block for each touched expert while n stays below the block, and
   // about half a block of padding on top of its rows once n spreads over several.
   if (!llm_.is_moe()) return 0.0;
   const double e = llm_.num_experts;
   const double t = std::max(tokens, 1.0);
   const double rows = t * llm_.experts_per_token;
-  const double block = t <= e ? 16.0 : 64.0;
+  const double block = std::clamp(std::exp2(std::ceil(std::log2(rows / e))), 16.0, 64.0);
   const double touched = e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, t));
   return std::max(touched * block, rows + touched * (block - 1.0) / 2.0);
 }

@@ -230,13 +230,17 @@ TEST(RooflineCostModel, ExpertOnlyMxfp4KeepsAttentionInBf16) {
 }
 
 TEST(RooflineCostModel, ExpertRowsArePaddedToTheFusedMoeBlock) {
-  // gpt-oss-120b routes each token to 4 of 128 experts. vLLM's default fused-MoE block is 16
-  // rows up to 128 tokens, 64 above.
+  // gpt-oss-120b routes each token to 4 of 128 experts. The block is the power of two of the
+  // rows per expert, between 16 and 64.
   const RooflineCostModel m = roofline("H100-SXM", "gpt-oss-120b");
   // One token: 4 experts of one 16-row block each.
   EXPECT_DOUBLE_EQ(m.moe_padded_rows(1), 4 * 16);
   // 100 tokens touch 128 (1 - (31/32)^100) = 122.6 experts, each one block (400 real rows).
   EXPECT_NEAR(m.moe_padded_rows(100), 128 * (1 - std::pow(31.0 / 32, 100)) * 16, 1e-9);
+  // 200 tokens, 6.25 rows an expert: still one 16-row block each.
+  EXPECT_NEAR(m.moe_padded_rows(200), 128 * (1 - std::pow(31.0 / 32, 200)) * 16, 1e-9);
+  // 1,024 tokens, 32 rows an expert: 32-row blocks, half a block of padding on top of each.
+  EXPECT_NEAR(m.moe_padded_rows(1024), 4096 + 128 * (1 - std::pow(31.0 / 32, 1024)) * 15.5, 1e-6);
   // 4,096 tokens: 128 rows an expert on average, plus half a 64-row block of padding each.
   EXPECT_NEAR(m.moe_padded_rows(4096), 16384 + 128 * 31.5, 1e-6);
   // A dense model pads nothing, and its step time is unchanged by the rule.

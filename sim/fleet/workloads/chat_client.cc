@@ -41,7 +41,7 @@ class ChatClient : public Workload {
 
   void start() override {
     const std::int64_t first = std::min(concurrency_, conversations_);
-    clients_.resize(static_cast<std::size_t>(first));
+    rotations_.resize(static_cast<std::size_t>(first));
     for (std::int64_t i = 0; i < first; ++i) {
       // Clients start spread evenly over the ramp-up, as benchmark harnesses stagger them.
       const TimeNs at = first > 1 ? ramp_up_ * i / first : 0;
@@ -63,28 +63,28 @@ class ChatClient : public Workload {
       return;
     }
     // Back of the client's rotation, as the vLLM client's appendleft.
-    clients_[static_cast<std::size_t>(client)].rotation.push_front(r.conversation);
+    rotations_[static_cast<std::size_t>(client)].push_front(r.conversation);
     const TimeNs think = ms_to_ns(std::max(0.0, think_->sample(think_rng_)));
     ctx_.loop->schedule_in(think, [this, client] { next_request(client); });
   }
 
  private:
   void next_request(std::int64_t client_index) {
-    Client& client = clients_[static_cast<std::size_t>(client_index)];
-    while (static_cast<std::int64_t>(client.rotation.size()) < active_per_client_ &&
+    std::deque<std::int64_t>& rotation = rotations_[static_cast<std::size_t>(client_index)];
+    while (static_cast<std::int64_t>(rotation.size()) < active_per_client_ &&
            next_conversation_ < conversations_) {
-      client.rotation.push_back(start_conversation(client_index));
+      rotation.push_back(start_conversation(client_index));
     }
-    if (client.rotation.empty()) return;
+    if (rotation.empty()) return;
     std::int64_t id = 0;
     if (random_sampling_) {
       const std::size_t pick =
-          std::uniform_int_distribution<std::size_t>(0, client.rotation.size() - 1)(pick_rng_);
-      id = client.rotation[pick];
-      client.rotation.erase(client.rotation.begin() + static_cast<std::ptrdiff_t>(pick));
+          std::uniform_int_distribution<std::size_t>(0, rotation.size() - 1)(pick_rng_);
+      id = rotation[pick];
+      rotation.erase(rotation.begin() + static_cast<std::ptrdiff_t>(pick));
     } else {
-      id = client.rotation.back();
-      client.rotation.pop_back();
+      id = rotation.back();
+      rotation.pop_back();
     }
     send_turn(id);
   }
@@ -147,10 +147,8 @@ class ChatClient : public Workload {
     std::int64_t client;
   };
   std::map<std::int64_t, Active> active_;
-  struct Client {
-    std::deque<std::int64_t> rotation;  // its open conversations; the next is at the back
-  };
-  std::vector<Client> clients_;
+  // Each client's open conversations; the next to send is at the back.
+  std::vector<std::deque<std::int64_t>> rotations_;
 };
 
 ParamSpec chat_spec() {
@@ -172,8 +170,8 @@ ParamSpec chat_spec() {
                 "turn) or random (uniform), as vLLM's --conversation-sampling",
                 {"round_robin", "random"})
           .distribution("think_time_ms", constant_distribution(0),
-                        "client delay between a reply and the next turn")
-          .real("ramp_up_ms", 0, "spread the first C conversations' starts over this time", 0)
+                        "client delay between a reply and the client's next request")
+          .real("ramp_up_ms", 0, "spread the C clients' starts over this time", 0)
           .text("tenants", "",
                 "per-tenant mix 'name:weight, ...': each conversation belongs to a tenant drawn "
                 "by weight; with shared_system_prompt, each tenant has its own shared prompt "
