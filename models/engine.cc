@@ -107,11 +107,25 @@ bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs n
 
 // Loaded prefixes join the running requests (and the GPU's prefix cache), oldest first, as far as
 // max_num_seqs allows; their prefill continues from the end of the load.
-void Engine::finish_loads(TimeNs now) {
+void Engine::finish_loads(TimeNs now, StepPlan& plan) {
   for (auto it = loading_.begin(); it != loading_.end();) {
     Sequence& s = **it;
+    if (s.load_done <= now && s.remote_load_fails && config_.fail_on_kv_load_error) {
+      cache_.free(s.request->id);
+      plan.load_failed.push_back(s.request);
+      it = loading_.erase(it);
+      continue;
+    }
     if (s.load_done > now || static_cast<std::int32_t>(running_.size()) >= config_.max_num_seqs) {
       ++it;
+      continue;
+    }
+    if (s.remote_load_fails) {
+      // vLLM marks the blocks the read did not fill invalid and reschedules the request to
+      // compute them (scheduler.py, _handle_invalid_blocks): a prefill from its local hit on.
+      s.loading_blocks = 0;
+      running_.push_back(std::move(*it));
+      it = loading_.erase(it);
       continue;
     }
     // A prompt loaded whole still computes its last token, to sample from.
@@ -148,6 +162,7 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   seq->enqueued = now;
   seq->remote_ns_per_block = remote.ns_per_block;
   seq->remote_latency = remote.latency;
+  seq->remote_load_fails = remote.fails;
   waiting_.push_back(std::move(seq));
 }
 
@@ -258,7 +273,7 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now) 
 
 StepPlan Engine::plan_step(TimeNs now) {
   StepPlan plan;
-  if (!loading_.empty()) finish_loads(now);
+  if (!loading_.empty()) finish_loads(now, plan);
   std::int32_t budget = config_.max_num_batched_tokens;
   const bool preempted = schedule_running(plan, budget);
   // vLLM admits no new request in a step that had to preempt one.
@@ -424,6 +439,11 @@ const ParamSpec& server_spec() {
                 "KV for a decode pod that has not read it (vLLM's "
                 "VLLM_NIXL_ABORT_REQUEST_TIMEOUT, 480 s)",
                 0.001, 1e6)
+          .text("kv_load_failure_policy", "recompute",
+                "prefill/decode disaggregation: a decode pod whose read of a prompt's KV failed "
+                "computes the prompt itself (recompute) or fails the request with HTTP 500 "
+                "(fail); vLLM's kv_transfer_config kv_load_failure_policy, default recompute",
+                {"recompute", "fail"})
           .real("kv_transfer_latency_ms", 0.0,
                 "prefill/decode disaggregation: fixed cost per request of reading its KV from "
                 "the prefill pod (NIXL's descriptor exchange and notification), beyond the "
@@ -458,6 +478,7 @@ EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
   c.enable_chunked_prefill = server.get_bool("enable_chunked_prefill");
   c.admit_whole_prompt = server.get_bool("admit_whole_prompt");
   c.async_scheduling = server.get_bool("async_scheduling");
+  c.fail_on_kv_load_error = server.get_string("kv_load_failure_policy") == "fail";
   const SpecMethod spec = spec_method_from(server.get_string("speculative_method"));
   c.num_speculative_tokens = static_cast<std::int32_t>(server.get_int("num_speculative_tokens"));
   if (spec == SpecMethod::kNone && c.num_speculative_tokens > 0) {

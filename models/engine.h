@@ -32,6 +32,7 @@ enum class PrefixCountingMode { kPerRequest, kPerLookup };
 struct RemoteKv {
   TimeNs ns_per_block = 0;
   TimeNs latency = 0;
+  bool fails = false;  // the read fails when it would have ended (a KV link down)
 };
 
 struct EngineConfig {
@@ -48,6 +49,9 @@ struct EngineConfig {
   SlidingWindowBlocks sliding;
   // vLLM --async-scheduling: the next step is scheduled while this one runs on the GPU.
   bool async_scheduling = false;
+  // vLLM kv_load_failure_policy: a prompt whose KV read from a prefill pod failed is computed
+  // here from what the pod already holds (recompute, vLLM's default) or fails (fail).
+  bool fail_on_kv_load_error = false;
   // KV offloading to host memory (vLLM --kv-offloading-size): the blocks the host tier holds
   // (0 = off) and the time to load one block into the GPU over the host link.
   std::int64_t offload_blocks = 0;
@@ -77,6 +81,7 @@ struct Sequence {
   // at this cost per block (0 = computed here), plus a fixed latency per request.
   TimeNs remote_ns_per_block = 0;
   TimeNs remote_latency = 0;
+  bool remote_load_fails = false;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
 };
@@ -92,6 +97,9 @@ struct StepPlan {
   std::vector<ScheduledSeq> scheduled;
   std::vector<BatchEntry> batch;
   std::vector<Sequence*> admitted;  // admitted for the first time in this step
+  // Requests whose KV read failed under kv_load_failure_policy fail: out of the engine, their
+  // blocks freed, for the pod to answer with an error.
+  std::vector<RequestPtr> load_failed;
   std::int32_t num_tokens = 0;
   std::int32_t num_prefill_seqs = 0;
   std::int32_t num_decode_seqs = 0;
@@ -178,7 +186,7 @@ class Engine {
   // Admits `s` to read the rest of its prompt from a prefill pod; false when the GPU has no
   // room for its prompt.
   bool start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs now, StepPlan& plan);
-  void finish_loads(TimeNs now);
+  void finish_loads(TimeNs now, StepPlan& plan);
   void offer_to_host(Sequence& s);
   // Drafts of `drafts` tokens the target accepts: each in turn with probability
   // spec_acceptance, up to the first rejection.

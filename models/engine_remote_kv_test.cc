@@ -98,5 +98,38 @@ TEST(EngineRemoteKv, AFinishedPrefillLegHoldsItsBlocksUntilReleased) {
   EXPECT_EQ(e.cache().num_free_blocks(), 64);
 }
 
+// vLLM's kv_load_failure_policy: recompute (its default) computes what the read did not bring,
+// from the pod's own hit on; fail ends the request with its blocks freed.
+TEST(EngineRemoteKv, AFailedReadIsComputedHereOrFailsTheRequest) {
+  Engine e(config(), 64);
+  e.add(make_request(1, 111, 100, 2), 0, RemoteKv{1000, 0, true});
+  StepPlan p = e.plan_step(0);
+  EXPECT_TRUE(p.empty());
+  ASSERT_EQ(e.next_load_done(), TimeNs{7000});  // it fails when it would have ended
+  p = e.plan_step(7000);
+  ASSERT_EQ(p.scheduled.size(), 1u);
+  EXPECT_EQ(p.scheduled[0].new_tokens, 100);  // the whole prompt, none of it read
+  EXPECT_EQ(p.scheduled[0].context_tokens, 0);
+  EXPECT_TRUE(p.load_failed.empty());
+  EXPECT_EQ(e.finish_step(p).first_tokens.size(), 1u);
+
+  EngineConfig fail = config();
+  fail.fail_on_kv_load_error = true;
+  Engine f(fail, 64);
+  f.add(make_request(1, 111, 100, 2), 0, RemoteKv{1000, 0, true});
+  f.add(make_request(2, 222, 32, 2), 0, RemoteKv{1000, 0});  // read after it, succeeds
+  EXPECT_TRUE(f.plan_step(0).empty());
+  EXPECT_EQ(f.cache().num_free_blocks(), 64 - 7 - 2);
+  p = f.plan_step(7000);
+  ASSERT_EQ(p.load_failed.size(), 1u);
+  EXPECT_EQ(p.load_failed[0]->id, 1);
+  EXPECT_TRUE(p.empty());
+  EXPECT_EQ(f.cache().num_free_blocks(), 64 - 2);
+  p = f.plan_step(9000);
+  ASSERT_EQ(p.scheduled.size(), 1u);
+  EXPECT_EQ(p.scheduled[0].seq->request->id, 2);
+  EXPECT_EQ(p.scheduled[0].new_tokens, 1);
+}
+
 }  // namespace
 }  // namespace fleetsim

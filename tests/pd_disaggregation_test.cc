@@ -174,6 +174,57 @@ TEST(PdDisaggregation, APrefillPodKeepsAPromptUntilTheDecodePodHasReadIt) {
   EXPECT_GT(kept, 5 * let_go);
 }
 
+// The decode pod's KV network down from 5 s to 10 s: each prompt read then fails. Under vLLM's
+// default kv_load_failure_policy the decode pod computes those prompts itself; under fail they
+// end with HTTP 500.
+TEST(PdDisaggregation, AFailedKvReadIsRecomputedOrFailsAsThePolicySays) {
+  const auto run = [](const std::string& policy, bool fault) {
+    std::string yaml = pd_yaml("{}", kOpenLoop);
+    yaml.replace(yaml.find("  pools:"), 0, "  server: {kv_load_failure_policy: " + policy + "}\n");
+    if (fault) {
+      yaml.replace(yaml.find("arms:"), 0,
+                   "faults:\n  - {kind: kv_transfer_failure, target: pod-2, at_s: 5, "
+                   "duration_s: 5}\n");
+    }
+    const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+    return run_arm(s, s.arms.front());
+  };
+  const auto mean_ttft_ms = [](const ArmResult& a) {
+    double sum = 0;
+    for (const auto& r : a.records) sum += static_cast<double>(r.first_token - r.arrival) / 1e6;
+    return sum / static_cast<double>(a.records.size());
+  };
+  const ArmResult healthy = run("recompute", false);
+  const ArmResult recomputed = run("recompute", true);
+  EXPECT_EQ(recomputed.summary.completed, 80);
+  EXPECT_EQ(counter(recomputed, "prefill_legs"), 80);  // every prompt was still computed there
+  // The prompts read in the window were computed twice, the second time on the decode pod,
+  // after the failed read: their first token comes later.
+  const auto in_window = [](const ArmResult& a) {
+    ArmResult w;
+    for (const auto& r : a.records) {
+      if (r.arrival >= sec_to_ns(5.5) && r.arrival < sec_to_ns(9.5)) w.records.push_back(r);
+    }
+    return w;
+  };
+  // (~250 ms against ~140: a 2,000-6,000-token prompt computed on one H100.)
+  EXPECT_GT(mean_ttft_ms(in_window(recomputed)), mean_ttft_ms(in_window(healthy)) + 50);
+
+  const ArmResult failed = run("fail", true);
+  EXPECT_EQ(failed.summary.completed + failed.summary.failed, 80);
+  std::int64_t http_500 = 0;
+  for (const auto& r : failed.records) {
+    if (r.outcome == Outcome::kOk) continue;
+    EXPECT_EQ(r.outcome, Outcome::kServerError500) << "request " << r.id;
+    EXPECT_GE(r.arrival, sec_to_ns(4)) << "request " << r.id;
+    EXPECT_LT(r.arrival, sec_to_ns(10)) << "request " << r.id;
+    ++http_500;
+  }
+  // About 4 requests a second for 5 s read in the window (25 on this seed).
+  EXPECT_GT(http_500, 12);
+  EXPECT_LT(http_500, 35);
+}
+
 TEST(PdDisaggregation, ARunIsTheSameAtAnyThreadCount) {
   const std::string yaml = pd_yaml("{}", kOpenLoop) + "  - name: b\n    policy: round_robin\n";
   const Scenario s = parse_scenario(yaml, "pd.yaml", {});

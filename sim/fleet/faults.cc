@@ -60,6 +60,10 @@ const std::map<std::string, ParamSpec>& fault_specs() {
       {"slow_pod", base("pod, GPU or node whose pods slow down")
                        .real("factor", 2.0, "engine steps take this many times longer", 1e-3, 1e6)
                        .real("duration_s", 0, "how long (0 = until the end)", 0)},
+      {"kv_transfer_failure",
+       base("pod, GPU or node whose KV-transfer network is down: a prompt's KV read from or by "
+            "its pods fails (prefill/decode disaggregation)")
+           .real("duration_s", 0, "how long (0 = until the end)", 0)},
       {"network_delay", base("pod, GPU or node whose link to the gateway is delayed")
                             .real("extra_ms", 50, "extra one-way latency", 0)
                             .real("duration_s", 0, "how long (0 = until the end)", 0)},
@@ -154,6 +158,17 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
       if (d > 0) {
         loop.schedule_background_at(at + d, [&, id] {
           gateway.set_picker_up(true);
+          tracker.restarted(id, loop.now());
+        });
+      }
+    } else if (f.kind == "kv_transfer_failure") {
+      loop.schedule_background_at(at, [&, victims] {
+        for (int v : victims) pods[static_cast<size_t>(v)]->set_kv_link_down(true);
+      });
+      const TimeNs d = sec_to_ns(p.get_double("duration_s"));
+      if (d > 0) {
+        loop.schedule_background_at(at + d, [&, victims, id] {
+          for (int v : victims) pods[static_cast<size_t>(v)]->set_kv_link_down(false);
           tracker.restarted(id, loop.now());
         });
       }

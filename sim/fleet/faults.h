@@ -1,5 +1,6 @@
 // Faults scheduled in a scenario (`faults:`): pod kills, deletions and restarts, node loss
-// (through the topology graph), picker outages, slow pods and network delay.
+// (through the topology graph), picker outages, slow pods, network delay and KV-transfer
+// failures.
 #pragma once
 
 #include <map>

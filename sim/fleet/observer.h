@@ -15,7 +15,17 @@ namespace fleetsim {
 // How a request ended. Errors carry the class a client would see.
 // kBadRequest400: the server refused the request itself (longer than its max_model_len), as
 // vLLM's API server answers HTTP 400; a client does not retry it.
-enum class Outcome { kOk, kNoPod503, kRefused502, kTimeout, kMidStream, kBadRequest400 };
+// kServerError500: the engine failed the request (a prompt's KV read from a prefill pod failed
+// under kv_load_failure_policy fail); a client retries it like a 502.
+enum class Outcome {
+  kOk,
+  kNoPod503,
+  kRefused502,
+  kTimeout,
+  kMidStream,
+  kBadRequest400,
+  kServerError500
+};
 const char* outcome_name(Outcome o);
 
 class FleetObserver {

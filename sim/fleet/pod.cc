@@ -19,6 +19,8 @@ const char* outcome_name(Outcome o) {
       return "mid_stream";
     case Outcome::kBadRequest400:
       return "http_400";
+    case Outcome::kServerError500:
+      return "http_500";
   }
   return "?";
 }
@@ -110,14 +112,14 @@ RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
   return r;
 }
 
-void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp) {
+void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down) {
   RequestPtr r = take_awaiting_prefill(*leg);
   if (!r) return;
   const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
   const double block_bytes =
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
   const RemoteKv remote{static_cast<TimeNs>(block_bytes / config_.kv_transfer_gbs),
-                        config_.kv_transfer_latency};
+                        config_.kv_transfer_latency, source_link_down || kv_link_down_};
   engine_->add(std::move(r), loop_.now(), remote);
   if (!busy_) start_step();
 }
@@ -139,13 +141,18 @@ void Pod::release_prefill_kv(std::int64_t id, std::int32_t attempt) {
 
 void Pod::start_step() {
   current_ = engine_->plan_step(loop_.now());
+  // vLLM's kv_load_failure_policy fail: the request ends with an error before its first token.
+  for (const RequestPtr& r : current_.load_failed) {
+    listener_->on_pod_failed(r, index_, Outcome::kServerError500);
+  }
   // Admitted requests may have nothing to compute yet (their prefix loads from host memory).
   for (const Sequence* s : current_.admitted) {
     // A prefill leg is the decode pod's business; its request is admitted there.
     if (s->request->prefill_leg_for >= 0) continue;
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
-    if (s->remote_ns_per_block > 0) {
-      // When the read ends, the prefill pod may free the prompt's blocks.
+    if (s->remote_ns_per_block > 0 && !s->remote_load_fails) {
+      // When the read ends, the prefill pod may free the prompt's blocks (a failed read sends
+      // no notification: they stay held until kv_transfer_hold ends).
       loop_.schedule_at(s->load_done, [this, r = s->request, epoch = epoch_] {
         if (epoch == epoch_) listener_->on_pod_kv_read(r, index_);
       });

@@ -88,8 +88,9 @@ class Pod {
   void receive(RequestPtr r);
   // Prefill/decode disaggregation, on a decode pod: the prefill pod (of tensor-parallel size
   // `prefill_tp`) computed `leg`'s prompt, so the request it was for joins the engine to read
-  // that KV; or the leg failed, and so does the request.
-  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp);
+  // that KV (a read that fails when `source_link_down`, or this pod's own link is); or the leg
+  // failed, and so does the request.
+  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
   // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
   void release_prefill_kv(std::int64_t id, std::int32_t attempt);
@@ -103,6 +104,10 @@ class Pod {
   // autoscaler adds is not, and must not hold a finished run open while it loads.
   void restart(TimeNs load_time, bool keeps_run_alive = true);
   void set_slowdown(double factor) { slowdown_ = factor; }
+  // The pod's KV-transfer network (its NICs to the other pods) is down: a prompt read to or from
+  // it fails (fault kv_transfer_failure).
+  void set_kv_link_down(bool down) { kv_link_down_ = down; }
+  bool kv_link_down() const { return kv_link_down_; }
   // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
   // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.
   void drain(std::function<void()> on_stopped);
@@ -143,6 +148,7 @@ class Pod {
   bool busy_ = false;
   PodHealth health_ = PodHealth::kUp;
   double slowdown_ = 1.0;
+  bool kv_link_down_ = false;
   // Bumped by every crash, so work scheduled before it (API stage, a step) is dropped.
   std::uint64_t epoch_ = 0;
   // Requests past the API stage that already streamed their first token.
