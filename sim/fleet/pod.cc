@@ -166,6 +166,8 @@ void Pod::start_step() {
         if (epoch == epoch_ && !busy_) start_step();
       });
     }
+    // A draining pod whose last request just failed its read has nothing left.
+    if (!current_.load_failed.empty()) stop_if_drained();
     return;
   }
   busy_ = true;
