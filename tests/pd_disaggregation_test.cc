@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "sim/errors.h"
 #include "sim/fleet/report.h"
@@ -223,6 +224,40 @@ TEST(PdDisaggregation, AFailedKvReadIsRecomputedOrFailsAsThePolicySays) {
   // About 4 requests a second for 5 s read in the window (25 on this seed).
   EXPECT_GT(http_500, 12);
   EXPECT_LT(http_500, 35);
+}
+
+// A degraded link: the decode pod's KV network 50 times slower from 5 s to 10 s. A 2,000-6,000
+// token prompt of Llama-3.1-8B is 0.26-0.79 GB of KV, 5-16 ms at 50 GB/s and 0.26-0.79 s at 1.
+TEST(PdDisaggregation, ASlowKvLinkSlowsTheReadsItCarries) {
+  const auto ttft_ms = [](bool slow) {
+    std::string yaml = pd_yaml("{}", kOpenLoop);
+    if (slow) {
+      yaml.replace(yaml.find("arms:"), 0,
+                   "faults:\n  - {kind: kv_transfer_slow, target: pod-2, at_s: 5, duration_s: 5, "
+                   "factor: 50}\n");
+    }
+    const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+    const ArmResult a = run_arm(s, s.arms.front());
+    EXPECT_EQ(a.summary.completed, 80);
+    double inside = 0, outside = 0;
+    int n_in = 0, n_out = 0;
+    for (const auto& r : a.records) {
+      const double ms = static_cast<double>(r.first_token - r.arrival) / 1e6;
+      if (r.arrival >= sec_to_ns(5.5) && r.arrival < sec_to_ns(9.5)) {
+        inside += ms;
+        ++n_in;
+      } else if (r.arrival < sec_to_ns(4)) {
+        outside += ms;
+        ++n_out;
+      }
+    }
+    return std::pair{inside / n_in, outside / n_out};
+  };
+  const auto [healthy_in, healthy_before] = ttft_ms(false);
+  const auto [slow_in, slow_before] = ttft_ms(true);
+  // The reads queue on the pod's link, so each waits for those before it: ~5.1 s against 0.14.
+  EXPECT_GT(slow_in, healthy_in + 2000);
+  EXPECT_DOUBLE_EQ(slow_before, healthy_before);
 }
 
 TEST(PdDisaggregation, ARunIsTheSameAtAnyThreadCount) {

@@ -64,6 +64,11 @@ const std::map<std::string, ParamSpec>& fault_specs() {
        base("pod, GPU or node whose KV-transfer network is down: a prompt's KV read from or by "
             "its pods fails (prefill/decode disaggregation)")
            .real("duration_s", 0, "how long (0 = until the end)", 0)},
+      {"kv_transfer_slow",
+       base("pod, GPU or node whose KV-transfer network slows down: a prompt's KV read from or "
+            "by its pods takes longer (prefill/decode disaggregation)")
+           .real("factor", 4.0, "reads take this many times longer (a degraded link)", 1, 1e6)
+           .real("duration_s", 0, "how long (0 = until the end)", 0)},
       {"network_delay", base("pod, GPU or node whose link to the gateway is delayed")
                             .real("extra_ms", 50, "extra one-way latency", 0)
                             .real("duration_s", 0, "how long (0 = until the end)", 0)},
@@ -161,35 +166,32 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
           tracker.restarted(id, loop.now());
         });
       }
-    } else if (f.kind == "kv_transfer_failure") {
-      loop.schedule_background_at(at, [&, victims] {
-        for (int v : victims) pods[static_cast<size_t>(v)]->set_kv_link_down(true);
-      });
-      const TimeNs d = sec_to_ns(p.get_double("duration_s"));
-      if (d > 0) {
-        loop.schedule_background_at(at + d, [&, victims, id] {
-          for (int v : victims) pods[static_cast<size_t>(v)]->set_kv_link_down(false);
-          tracker.restarted(id, loop.now());
-        });
-      }
-    } else if (f.kind == "slow_pod" || f.kind == "network_delay") {
-      const bool slow = f.kind == "slow_pod";
-      const double factor = slow ? p.get_double("factor") : 1.0;
-      const TimeNs extra = slow ? 0 : ms_to_ns(p.get_double("extra_ms"));
-      auto apply = [&, victims, slow](double fac, TimeNs ex) {
+    } else {
+      // The degradations that last a window: slow_pod, network_delay, kv_transfer_failure,
+      // kv_transfer_slow.
+      const std::string kind = f.kind;
+      const bool has_factor = kind == "slow_pod" || kind == "kv_transfer_slow";
+      const double factor = has_factor ? p.get_double("factor") : 1.0;
+      const TimeNs extra = kind == "network_delay" ? ms_to_ns(p.get_double("extra_ms")) : 0;
+      auto apply = [&, victims, kind, factor, extra](bool on) {
         for (int v : victims) {
-          if (slow) {
-            pods[static_cast<size_t>(v)]->set_slowdown(fac);
+          Pod& pod = *pods[static_cast<size_t>(v)];
+          if (kind == "slow_pod") {
+            pod.set_slowdown(on ? factor : 1.0);
+          } else if (kind == "network_delay") {
+            gateway.set_extra_latency(v, on ? extra : 0);
+          } else if (kind == "kv_transfer_failure") {
+            pod.set_kv_link_down(on);
           } else {
-            gateway.set_extra_latency(v, ex);
+            pod.set_kv_link_slowdown(on ? factor : 1.0);
           }
         }
       };
-      loop.schedule_background_at(at, [apply, factor, extra] { apply(factor, extra); });
+      loop.schedule_background_at(at, [apply] { apply(true); });
       const TimeNs d = sec_to_ns(p.get_double("duration_s"));
       if (d > 0) {
         loop.schedule_background_at(at + d, [apply, &tracker, &loop, id] {
-          apply(1.0, 0);
+          apply(false);
           tracker.restarted(id, loop.now());
         });
       }

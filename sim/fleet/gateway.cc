@@ -407,8 +407,9 @@ void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
     const Pod& prefill = *pods_[static_cast<size_t>(pod)];
     const std::int32_t tp = prefill.tensor_parallel_size();
     const bool link_down = prefill.kv_link_down();
-    loop_.schedule_in(latency_to(pod), [this, r, decode, tp, link_down] {
-      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp, link_down);
+    const double slowdown = prefill.kv_link_slowdown();
+    loop_.schedule_in(latency_to(pod), [this, r, decode, tp, link_down, slowdown] {
+      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp, link_down, slowdown);
     });
     return;
   }

@@ -112,13 +112,15 @@ RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
   return r;
 }
 
-void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down) {
+void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
+                       double source_slowdown) {
   RequestPtr r = take_awaiting_prefill(*leg);
   if (!r) return;
   const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
   const double block_bytes =
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
-  const RemoteKv remote{static_cast<TimeNs>(block_bytes / config_.kv_transfer_gbs),
+  const double slowdown = std::max(source_slowdown, kv_link_slowdown_);
+  const RemoteKv remote{static_cast<TimeNs>(block_bytes * slowdown / config_.kv_transfer_gbs),
                         config_.kv_transfer_latency, source_link_down || kv_link_down_};
   engine_->add(std::move(r), loop_.now(), remote);
   if (!busy_) start_step();

@@ -88,9 +88,11 @@ class Pod {
   void receive(RequestPtr r);
   // Prefill/decode disaggregation, on a decode pod: the prefill pod (of tensor-parallel size
   // `prefill_tp`) computed `leg`'s prompt, so the request it was for joins the engine to read
-  // that KV (a read that fails when `source_link_down`, or this pod's own link is); or the leg
-  // failed, and so does the request.
-  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down);
+  // that KV (a read that fails when `source_link_down`, or this pod's own link is, and runs
+  // `source_slowdown` times slower, or this pod's own factor if larger); or the leg failed, and
+  // so does the request.
+  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
+                    double source_slowdown);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
   // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
   void release_prefill_kv(std::int64_t id, std::int32_t attempt);
@@ -108,6 +110,10 @@ class Pod {
   // it fails (fault kv_transfer_failure).
   void set_kv_link_down(bool down) { kv_link_down_ = down; }
   bool kv_link_down() const { return kv_link_down_; }
+  // The pod's KV-transfer network runs `factor` times slower (fault kv_transfer_slow): a prompt
+  // read to or from it takes that much longer, the slower end setting the pace.
+  void set_kv_link_slowdown(double factor) { kv_link_slowdown_ = factor; }
+  double kv_link_slowdown() const { return kv_link_slowdown_; }
   // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
   // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.
   void drain(std::function<void()> on_stopped);
@@ -149,6 +155,7 @@ class Pod {
   PodHealth health_ = PodHealth::kUp;
   double slowdown_ = 1.0;
   bool kv_link_down_ = false;
+  double kv_link_slowdown_ = 1.0;
   // Bumped by every crash, so work scheduled before it (API stage, a step) is dropped.
   std::uint64_t epoch_ = 0;
   // Requests past the API stage that already streamed their first token.
