@@ -98,7 +98,11 @@ bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs n
   plan.admitted.push_back(&s);
   s.num_computed = s.cached_tokens;
   s.loading_blocks = blocks;
-  s.load_done = std::max(now, network_free_) + s.remote_latency + blocks * s.remote_ns_per_block;
+  // Saturated: a link slowed a millionfold must not wrap the clock around.
+  const TimeNs read =
+      saturated_ns(static_cast<double>(s.remote_latency) +
+                   static_cast<double>(blocks) * static_cast<double>(s.remote_ns_per_block));
+  s.load_done = std::min(kTimeLimit, std::max(now, network_free_) + read);
   network_free_ = s.load_done;
   loading_.push_back(std::move(waiting_.front()));
   waiting_.pop_front();

@@ -120,7 +120,7 @@ void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool sour
   const double block_bytes =
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
   const double slowdown = std::max(source_slowdown, kv_link_slowdown_);
-  const RemoteKv remote{static_cast<TimeNs>(block_bytes * slowdown / config_.kv_transfer_gbs),
+  const RemoteKv remote{saturated_ns(block_bytes * slowdown / config_.kv_transfer_gbs),
                         config_.kv_transfer_latency, source_link_down || kv_link_down_};
   engine_->add(std::move(r), loop_.now(), remote);
   if (!busy_) start_step();
