@@ -166,9 +166,9 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
           tracker.restarted(id, loop.now());
         });
       }
-    } else {
-      // The degradations that last a window: slow_pod, network_delay, kv_transfer_failure,
-      // kv_transfer_slow.
+    } else if (f.kind == "slow_pod" || f.kind == "network_delay" ||
+               f.kind == "kv_transfer_failure" || f.kind == "kv_transfer_slow") {
+      // The degradations that last a window.
       const std::string kind = f.kind;
       const bool has_factor = kind == "slow_pod" || kind == "kv_transfer_slow";
       const double factor = has_factor ? p.get_double("factor") : 1.0;
@@ -195,6 +195,8 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
           tracker.restarted(id, loop.now());
         });
       }
+    } else {
+      throw InternalError("fault kind " + f.kind + " has no schedule");
     }
   }
 }
