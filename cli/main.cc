@@ -25,6 +25,7 @@
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
+#include "sim/fleet/faults.h"
 #include "sim/fleet/gpu_defs.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/report.h"
@@ -302,14 +303,27 @@ int cmd_describe(const std::string& name) {
               << slo_targets_spec().describe();
     return 0;
   }
+  if (name == "faults") {
+    std::cout << "faults: a list of {kind: KIND, ...} scheduled in the run (docs/failures.md); "
+                 "each kind and its parameters:\n";
+    for (const auto& [kind, spec] : fault_specs())
+      std::cout << "\n" << kind << ":\n" << spec.describe();
+    return 0;
+  }
+  if (const auto fault = fault_specs().find(name); fault != fault_specs().end()) {
+    std::cout << name << ": a fault kind (docs/failures.md)\nparameters:\n"
+              << fault->second.describe();
+    return 0;
+  }
   if (WorkloadRegistry::instance().contains(name)) {
     return show(WorkloadRegistry::instance().get(name, "workload"));
   }
   if (PolicyRegistry::instance().contains(name)) {
     return show(PolicyRegistry::instance().get(name, "policy"));
   }
-  std::vector<std::string> valid = {"server", "cost_model", "slo",        "model",
-                                    "gpu",    "campaign",   "autoscaling"};
+  std::vector<std::string> valid = {"server", "cost_model", "slo",         "model",
+                                    "gpu",    "campaign",   "autoscaling", "faults"};
+  for (const auto& [kind, spec] : fault_specs()) valid.push_back(kind);
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   throw UnknownNameError("name", name, valid);
@@ -444,12 +458,12 @@ int main(int argc, char** argv) {
   std::string describe_name;
   CLI::App* describe_cmd = app.add_subcommand(
       "describe",
-      "show the parameters of a policy, a workload, or the server / cost_model / slo / model / "
-      "gpu / campaign / autoscaling sections");
+      "show the parameters of a policy, a workload, a fault kind, or the server / cost_model / "
+      "slo / model / gpu / campaign / autoscaling / faults sections");
   describe_cmd
       ->add_option("name", describe_name,
-                   "policy, workload, server, cost_model, slo, model, gpu, campaign or "
-                   "autoscaling")
+                   "policy, workload, fault kind, server, cost_model, slo, model, gpu, campaign, "
+                   "autoscaling or faults")
       ->required();
 
   CLI11_PARSE(app, argc, argv);
