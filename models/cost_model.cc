@@ -118,22 +118,25 @@ bool RooflineCostModel::dequantizes_weights() const {
          native_peak(gpu_, llm_.weight_dtype) <= 0;
 }
 
+double RooflineCostModel::experts_touched(double tokens) const {
+  // With each token choosing k of E experts, and the choices taken as uniform and independent, a
+  // step of T tokens touches E (1 - (1 - k/E)^T) experts a layer on average (an upper bound:
+  // real routers are skewed, so a batch shares more experts). One token reads k; a few hundred
+  // read nearly all E.
+  const double e = llm_.num_experts;
+  return e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, std::max(tokens, 1.0)));
+}
+
 double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   // The embedding table is only gathered (a few rows a token); every other weight, lm_head
   // included, is read once per step whatever the batch, except the experts of an MoE layer
-  // that none of the step's tokens was routed to. With each token choosing k of E experts, and
-  // the choices taken as uniform and independent, a step of T tokens touches
-  // E (1 - (1 - k/E)^T) experts a layer on average (an upper bound: real routers are skewed,
-  // so a batch shares more experts). One token reads k; a few hundred read nearly all E.
+  // that none of the step's tokens was routed to (experts_touched).
   // (A model with tied embeddings reads the table whole as its lm_head.)
   double bytes = llm_.weight_bytes_total() -
                  (llm_.tied_embeddings ? 0.0 : llm_.embedding_params() * kBf16Bytes);
   if (llm_.is_moe()) {
-    const double e = llm_.num_experts;
-    const double touched =
-        e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, std::max(tokens, 1.0)));
-    bytes -=
-        (e - touched) * llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
+    bytes -= (llm_.num_experts - experts_touched(tokens)) * llm_.expert_params() *
+             llm_.bytes_per_linear_weight() * llm_.moe_layers();
   }
   const double whole = llm_.replicated_weight_bytes();
   return (bytes - whole) / tp_ + whole;
@@ -154,7 +157,7 @@ double RooflineCostModel::moe_padded_rows(double tokens) const {
   const double t = std::max(tokens, 1.0);
   const double rows = t * llm_.experts_per_token;
   const double block = std::clamp(std::exp2(std::ceil(std::log2(rows / e))), 16.0, 64.0);
-  const double touched = e * (1.0 - std::pow(1.0 - llm_.experts_per_token / e, t));
+  const double touched = experts_touched(t);
   return std::max(touched * block, rows + touched * (block - 1.0) / 2.0);
 }
 

@@ -99,6 +99,9 @@ class RooflineCostModel : public CostModel {
   double moe_padded_rows(double tokens) const;
 
  private:
+  // Experts of one MoE layer that a step of `tokens` tokens reaches, on average.
+  double experts_touched(double tokens) const;
+
   GpuSpec gpu_;
   LlmSpec llm_;
   std::int32_t tp_;
