@@ -180,13 +180,12 @@ TEST(PdDisaggregation, APrefillPodKeepsAPromptUntilTheDecodePodHasReadIt) {
 // end with HTTP 500.
 TEST(PdDisaggregation, AFailedKvReadIsRecomputedOrFailsAsThePolicySays) {
   const auto run = [](const std::string& policy, bool fault) {
-    std::string yaml = pd_yaml("{}", kOpenLoop);
+    std::string yaml =
+        pd_yaml("{}", kOpenLoop,
+                fault ? "faults:\n  - {kind: kv_transfer_failure, target: pod-2, at_s: 5, "
+                        "duration_s: 5}\n"
+                      : "");
     yaml.replace(yaml.find("  pools:"), 0, "  server: {kv_load_failure_policy: " + policy + "}\n");
-    if (fault) {
-      yaml.replace(yaml.find("arms:"), 0,
-                   "faults:\n  - {kind: kv_transfer_failure, target: pod-2, at_s: 5, "
-                   "duration_s: 5}\n");
-    }
     const Scenario s = parse_scenario(yaml, "pd.yaml", {});
     return run_arm(s, s.arms.front());
   };
@@ -230,13 +229,12 @@ TEST(PdDisaggregation, AFailedKvReadIsRecomputedOrFailsAsThePolicySays) {
 // token prompt of Llama-3.1-8B is 0.26-0.79 GB of KV, 5-16 ms at 50 GB/s and 0.26-0.79 s at 1.
 TEST(PdDisaggregation, ASlowKvLinkSlowsTheReadsItCarries) {
   const auto ttft_ms = [](bool slow) {
-    std::string yaml = pd_yaml("{}", kOpenLoop);
-    if (slow) {
-      yaml.replace(yaml.find("arms:"), 0,
-                   "faults:\n  - {kind: kv_transfer_slow, target: pod-2, at_s: 5, duration_s: 5, "
-                   "factor: 50}\n");
-    }
-    const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+    const Scenario s = parse_scenario(
+        pd_yaml("{}", kOpenLoop,
+                slow ? "faults:\n  - {kind: kv_transfer_slow, target: pod-2, at_s: 5, "
+                       "duration_s: 5, factor: 50}\n"
+                     : ""),
+        "pd.yaml", {});
     const ArmResult a = run_arm(s, s.arms.front());
     EXPECT_EQ(a.summary.completed, 80);
     double inside = 0, outside = 0;
