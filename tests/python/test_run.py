@@ -6,6 +6,7 @@ import json
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,18 @@ def test_cli_and_python_give_identical_json(cli, flagship, source_dir):
     result = fleetsim.run(flagship)
     assert result.json == out  # byte for byte
     assert result.summary == json.loads(out)
+
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
+def test_every_scenario_gives_its_golden_result_through_python(scenario, source_dir, monkeypatch):
+    # The CLI prints the same file (tests/golden_scenario.cmake), so the two agree on every
+    # shipped scenario; trace paths in the scenarios are relative to the repository root.
+    monkeypatch.chdir(source_dir)
+    golden = source_dir / "tests" / "golden" / f"{scenario.stem}.json"
+    assert fleetsim.run(source_dir / "scenarios" / scenario.name).json == golden.read_text()
 
 
 def test_cli_and_python_agree_with_overrides(cli, flagship, source_dir):
