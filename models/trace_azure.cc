@@ -55,9 +55,9 @@ std::int64_t parse_count(std::string_view cell, const std::string& field, std::i
 
 std::int64_t parse_datetime_ns(std::string_view text) {
   auto fail = [&]() -> std::int64_t {
-    throw TraceLineError(
-        "TIMESTAMP",
-        "expected a datetime 'YYYY-MM-DD HH:MM:SS[.fraction]', got '" + std::string(text) + "'");
+    throw TraceLineError("TIMESTAMP",
+                         "expected a datetime 'YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM]', got '" +
+                             std::string(text) + "'");
   };
   auto digits = [&](std::size_t pos, std::size_t n, std::int64_t& out) {
     if (pos + n > text.size()) return false;
@@ -88,9 +88,29 @@ std::int64_t parse_datetime_ns(std::string_view text) {
     }
     if (pos == first) return fail();
   }
-  if (pos < text.size() && text[pos] == 'Z') ++pos;
+  // ISO 8601 zone: Z, or an offset from UTC as +HH, +HHMM or +HH:MM (the 2024 Azure traces
+  // write "+00:00"). Times are taken to UTC, so a trace whose offset changes (daylight saving)
+  // keeps its order.
+  std::int64_t offset_min = 0;
+  if (pos < text.size() && text[pos] == 'Z') {
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    const std::int64_t sign = text[pos] == '-' ? -1 : 1;
+    std::int64_t oh = 0, om = 0;
+    if (!digits(pos + 1, 2, oh)) return fail();
+    pos += 3;
+    const bool colon = pos < text.size() && text[pos] == ':';
+    if (colon) ++pos;
+    if (colon || pos < text.size()) {
+      if (!digits(pos, 2, om)) return fail();
+      pos += 2;
+    }
+    if (oh > 23 || om > 59) return fail();
+    offset_min = sign * (oh * 60 + om);
+  }
   if (pos != text.size()) return fail();
-  const std::int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+  const std::int64_t secs =
+      days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_min * 60;
   return secs * kNsPerSec + frac_ns;
 }
 
@@ -145,8 +165,8 @@ Trace read_azure_trace(const std::string& path, const TraceReadOptions& options)
                            "timestamps must not go back: " + std::string(cells[col_ts]) +
                                " is earlier than an earlier line's");
     }
+    if (previous == INT64_MIN) t0 = t;  // the first good line, kept in the window or not
     previous = t;
-    if (trace.requests.empty()) t0 = t;
     const auto line = static_cast<std::uint64_t>(line_no);
     Request r;
     r.prompt = {Segment{content_id(kTracePromptContent, line, 0), static_cast<std::int32_t>(ctx)}};
@@ -154,7 +174,7 @@ Trace read_azure_trace(const std::string& path, const TraceReadOptions& options)
     r.output_tokens = static_cast<std::int32_t>(gen);
     r.output_content_id = content_id(kTraceOutputContent, line, 0);
     r.arrival = t - t0;
-    trace.requests.push_back(std::move(r));
+    keep_in_window(trace, options, std::move(r));
   });
   return trace;
 }

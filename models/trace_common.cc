@@ -48,6 +48,7 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
     ++trace.lines_read;
     try {
       parse(line_no, line);
+      if (trace.done) break;
     } catch (const TraceLineError& e) {
       std::string msg = path + ":" + std::to_string(line_no) + ": " + e.field() + ": " + e.what();
       if (unterminated) msg += " (truncated last line: no line break at the end of the file)";
@@ -56,10 +57,25 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
     }
   }
   if (trace.lines_read == 0) throw TraceError(path + ": empty trace: no requests");
-  if (trace.requests.empty()) {
+  // A window past every good line is the replay's error to report, with the window.
+  if (trace.requests.empty() && trace.outside_window == 0) {
     throw TraceError(path + ": no valid requests; all " + std::to_string(trace.skipped_lines) +
                      " lines were bad, the first: " + trace.first_skipped);
   }
+}
+
+void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r) {
+  if (options.window_end > 0 && r.arrival >= options.window_end) {
+    trace.done = true;
+    return;
+  }
+  if (r.arrival < options.window_start) {
+    ++trace.outside_window;
+    return;
+  }
+  trace.requests.push_back(std::move(r));
+  const auto kept = static_cast<std::int64_t>(trace.requests.size());
+  if (options.max_in_window > 0 && kept >= options.max_in_window) trace.done = true;
 }
 
 nlohmann::json parse_json_line(std::string_view text) {

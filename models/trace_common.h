@@ -22,6 +22,14 @@ namespace fleetsim {
 struct TraceReadOptions {
   // Skip lines that cannot be read (and count them) instead of failing on the first one.
   bool skip_bad_lines = false;
+  // Keep only requests whose offset is in [window_start, window_end) (window_end 0 = no end),
+  // and stop reading at the first line past the window or once max_in_window (0 = no cap) are
+  // kept, so a week-long trace replayed for an hour costs the memory and time of that hour.
+  // Readers reject timestamps that go back, so no later line could fall in the window; lines
+  // past it are not read, hence not checked either.
+  TimeNs window_start = 0;
+  TimeNs window_end = 0;
+  std::int64_t max_in_window = 0;
 };
 
 // A trace as read from a file.
@@ -32,8 +40,14 @@ struct Trace {
   std::vector<Request> requests;
   std::int64_t lines_read = 0;  // non-blank lines, good and bad
   std::int64_t skipped_lines = 0;
-  std::string first_skipped;  // message of the first skipped line ("" when none)
+  std::string first_skipped;        // message of the first skipped line ("" when none)
+  std::int64_t outside_window = 0;  // good lines before the read window, left out
+  bool done = false;                // the window is complete: the line reader stops
 };
+
+// What every reader does with a request it parsed: keeps it when it falls in the options' read
+// window, and marks the trace done once no later line can.
+void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r);
 
 // A problem with one field of one line; the line reader adds the file and line number.
 class TraceLineError : public std::runtime_error {

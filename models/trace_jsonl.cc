@@ -65,7 +65,7 @@ Trace read_trace_jsonl(const std::string& path, const TraceReadOptions& options)
     }
     check_monotonic(ts, previous_ms, "timestamp_ms");
     r.arrival = ms_to_ns(ts);
-    trace.requests.push_back(std::move(r));
+    keep_in_window(trace, options, std::move(r));
   });
   return trace;
 }

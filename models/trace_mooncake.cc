@@ -47,7 +47,7 @@ Trace read_mooncake_trace(const std::string& path, const MooncakeOptions& option
     r.output_tokens = static_cast<std::int32_t>(output);
     r.output_content_id = content_id(kTraceOutputContent, line, 0);
     r.arrival = ms_to_ns(ts);
-    trace.requests.push_back(std::move(r));
+    keep_in_window(trace, options, std::move(r));
   });
   return trace;
 }

@@ -95,7 +95,7 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
     last_ms = ts;
     r.output_content_id = content_id(kTraceOutputContent, static_cast<std::uint64_t>(line_no), 0);
     r.arrival = ms_to_ns(ts);
-    trace.requests.push_back(std::move(r));
+    keep_in_window(trace, options, std::move(r));
   });
   return trace;
 }

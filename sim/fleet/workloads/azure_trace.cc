@@ -15,7 +15,7 @@ const WorkloadRegistrar kRegistrar(
                       "../shared/data/azure2023/AzureLLMInferenceTrace_conv.csv"),
     [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
       TraceReadOptions o;
-      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      set_read_options(o, p);
       const Trace trace = read_azure_trace(resolve_data_path(p.get_string("file")), o);
       return make_trace_replay(p, ctx, trace);
     });

@@ -14,7 +14,7 @@ const WorkloadRegistrar kRegistrar(
     trace_replay_spec("fleetsim JSONL trace (docs/traces.md)"),
     [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
       TraceReadOptions o;
-      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      set_read_options(o, p);
       const Trace trace = read_trace_jsonl(resolve_data_path(p.get_string("file")), o);
       return make_trace_replay(p, ctx, trace);
     });

@@ -23,7 +23,7 @@ const WorkloadRegistrar kRegistrar(
     "replay a Mooncake JSONL trace (timestamps, lengths, 512-token prefix-block hash ids)",
     mooncake_spec(), [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
       MooncakeOptions o;
-      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      set_read_options(o, p);
       o.block_tokens = static_cast<std::int32_t>(p.get_int("block_tokens"));
       const Trace trace = read_mooncake_trace(resolve_data_path(p.get_string("file")), o);
       return make_trace_replay(p, ctx, trace);

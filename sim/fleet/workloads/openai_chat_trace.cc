@@ -23,7 +23,7 @@ const WorkloadRegistrar kRegistrar(
     "replay OpenAI chat-completions JSONL (messages, max_tokens, timestamp); ~4 chars a token",
     openai_spec(), [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
       OpenAiChatOptions o;
-      o.skip_bad_lines = p.get_bool("skip_bad_lines");
+      set_read_options(o, p);
       o.chars_per_token = p.get_double("chars_per_token");
       o.default_max_tokens = static_cast<std::int32_t>(p.get_int("default_max_tokens"));
       o.interval_ms = p.get_double("interval_ms");

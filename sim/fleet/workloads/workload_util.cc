@@ -339,6 +339,16 @@ ReplayOptions replay_options_from(const Params& p) {
   return o;
 }
 
+void set_read_options(TraceReadOptions& o, const Params& p) {
+  const ReplayOptions replay = replay_options_from(p);
+  o.skip_bad_lines = p.get_bool("skip_bad_lines");
+  o.window_start = sec_to_ns(replay.start_s);
+  o.window_end = replay.end_s > 0 ? sec_to_ns(replay.end_s) : 0;
+  // The cap counts the loop's copies too, but it takes only the first copy's head when it is
+  // smaller than the window, and a larger cap is never reached while reading.
+  o.max_in_window = replay.max_requests;
+}
+
 void report_skipped_lines(const Trace& trace) {
   if (trace.skipped_lines == 0) return;
   spdlog::warn("{}: skipped {} bad line(s) of {}; the first: {}", trace.path, trace.skipped_lines,

@@ -127,6 +127,10 @@ class ReplayWorkload : public Workload {
 // skip_bad_lines) plus the tag parameters.
 ParamSpec trace_replay_spec(const std::string& file_help);
 ReplayOptions replay_options_from(const Params& p);
+// The read options of `p` (skip_bad_lines, and start_s, end_s and max_requests as the read
+// window), for the reader of any trace the replay options then apply to: reading stops where
+// the replay would stop taking requests, and the replay's result is the same.
+void set_read_options(TraceReadOptions& o, const Params& p);
 // Warns (spdlog) about skipped lines, with the count and the first one's message.
 void report_skipped_lines(const Trace& trace);
 // The replay workload of a trace as read: warns about skipped lines, applies the replay options

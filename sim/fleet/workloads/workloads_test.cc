@@ -301,6 +301,30 @@ TEST(TraceWorkloads, SkipBadLinesAndEmptyWindows) {
   }
 }
 
+TEST(TraceWorkloads, ReadingStopsAtTheWindowsEnd) {
+  // Garbage after the window is never read; the whole file is.
+  const std::string moon = ::testing::TempDir() + "/window.jsonl";
+  std::ofstream(moon) << "{\"timestamp\": 0, \"input_length\": 6, \"output_length\": 1, "
+                         "\"hash_ids\": [0]}\n{\"timestamp\": 1000, \"input_length\": 6, "
+                         "\"output_length\": 1, \"hash_ids\": [0]}\n"
+                         "{\"timestamp\": 2000, \"input_length\": 6, \"output_length\": 1, "
+                         "\"hash_ids\": [0]}\nnot json\n";
+  const std::string azure = ::testing::TempDir() + "/window.csv";
+  std::ofstream(azure) << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                          "2024-05-10 00:00:00.5+00:00,10,1\n2024-05-10 00:00:01.5+00:00,10,1\n"
+                          "2024-05-10 00:00:02.5+00:00,10,1\nnot,a,row\n";
+  for (const auto& [type, path] :
+       {std::pair{"mooncake_trace", moon}, std::pair{"azure_trace", azure}}) {
+    EXPECT_THROW(WorkloadHarness(type, "{file: '" + path + "'}"), TraceError) << type;
+    WorkloadHarness windowed(type, "{file: '" + path + "', start_s: 1, end_s: 2}");
+    const auto& sent = windowed.run();
+    ASSERT_EQ(sent.size(), 1u) << type;
+    EXPECT_EQ(sent[0].arrival, 0) << type;  // start_s is time 0
+    WorkloadHarness capped(type, "{file: '" + path + "', max_requests: 2, loop: 3}");
+    EXPECT_EQ(capped.run().size(), 2u) << type;
+  }
+}
+
 TEST(TraceWorkloads, MissingFileIsATraceErrorNamingIt) {
   for (const char* type : {"mooncake_trace", "azure_trace", "jsonl_trace", "openai_chat_trace"}) {
     try {
