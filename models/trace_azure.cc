@@ -22,35 +22,6 @@ std::int64_t days_from_civil(std::int64_t y, std::int64_t m, std::int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-std::vector<std::string_view> split_csv(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    std::string_view cell =
-        line.substr(start, comma == std::string_view::npos ? line.npos : comma - start);
-    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '"')) cell.remove_prefix(1);
-    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '"')) cell.remove_suffix(1);
-    out.push_back(cell);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::int64_t parse_count(std::string_view cell, const std::string& field, std::int64_t min_value) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) {
-    throw TraceLineError(field, "expected an integer, got '" + std::string(cell) + "'");
-  }
-  if (v < min_value || v > 1'000'000'000) {
-    throw TraceLineError(field, "expected an integer in [" + std::to_string(min_value) +
-                                    ", 1e9], got " + std::to_string(v));
-  }
-  return v;
-}
-
 }  // namespace
 
 std::int64_t parse_datetime_ns(std::string_view text) {
@@ -120,24 +91,13 @@ Trace read_azure_trace(const std::string& path, const TraceReadOptions& options)
   bool have_header = false;
   std::int64_t t0 = 0, previous = INT64_MIN;
   read_trace_lines(path, options, trace, [&](std::int64_t line_no, std::string_view text) {
-    const std::vector<std::string_view> cells = split_csv(text);
+    const std::vector<std::string_view> cells = split_csv_line(text);
     if (!have_header) {
       // The header is not a request: a bad one is always an error, even when skipping lines.
-      auto find = [&](const char* name) {
-        const auto it = std::find(cells.begin(), cells.end(), name);
-        if (it == cells.end()) {
-          std::string names;
-          for (auto c : cells) names += (names.empty() ? "" : ", ") + std::string(c);
-          throw TraceError(path + ":" + std::to_string(line_no) + ": " + name +
-                           ": missing column in the header (expected TIMESTAMP, ContextTokens, "
-                           "GeneratedTokens; found " +
-                           names + ")");
-        }
-        return static_cast<std::size_t>(it - cells.begin());
-      };
-      col_ts = find("TIMESTAMP");
-      col_ctx = find("ContextTokens");
-      col_gen = find("GeneratedTokens");
+      const std::vector<std::string> expected = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+      col_ts = csv_column(cells, "TIMESTAMP", expected, path, line_no);
+      col_ctx = csv_column(cells, "ContextTokens", expected, path, line_no);
+      col_gen = csv_column(cells, "GeneratedTokens", expected, path, line_no);
       num_cols = cells.size();
       have_header = true;
       --trace.lines_read;  // not a request line
@@ -158,8 +118,8 @@ Trace read_azure_trace(const std::string& path, const TraceReadOptions& options)
                                       std::to_string(cells.size()));
     }
     const std::int64_t t = parse_datetime_ns(cells[col_ts]);
-    const std::int64_t ctx = parse_count(cells[col_ctx], "ContextTokens", 1);
-    const std::int64_t gen = parse_count(cells[col_gen], "GeneratedTokens", 1);
+    const std::int64_t ctx = parse_csv_count(cells[col_ctx], "ContextTokens", 1);
+    const std::int64_t gen = parse_csv_count(cells[col_gen], "GeneratedTokens", 1);
     if (t < previous) {
       throw TraceLineError("TIMESTAMP",
                            "timestamps must not go back: " + std::string(cells[col_ts]) +

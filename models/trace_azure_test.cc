@@ -156,7 +156,7 @@ TEST(AzureTrace, ReadsOnlyTheWindowAndStopsAfterIt) {
   EXPECT_EQ(t.requests[0].arrival, 2 * kNsPerSec);
   EXPECT_EQ(t.requests[0].prompt_tokens, 102);
   EXPECT_EQ(t.requests[2].prompt_tokens, 104);
-  EXPECT_EQ(t.outside_window, 2);
+  EXPECT_EQ(t.left_out, 2);
   // A cap stops it too; a window past the trace's end leaves nothing, and no error here: the
   // replay names the window (sim/fleet/workloads).
   o.window_end = 0;
@@ -167,7 +167,7 @@ TEST(AzureTrace, ReadsOnlyTheWindowAndStopsAfterIt) {
   o.window_start = 60 * kNsPerSec;
   const Trace past = read_azure_trace(write_temp("p.csv", every_second(8)), o);
   EXPECT_TRUE(past.requests.empty());
-  EXPECT_EQ(past.outside_window, 8);
+  EXPECT_EQ(past.left_out, 8);
   // Without a window the garbage is read and reported.
   EXPECT_NE(trace_error_of([&] {
               read_azure_trace(write_temp("g.csv", every_second(8, "garbage\n")));

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -57,8 +58,8 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
     }
   }
   if (trace.lines_read == 0) throw TraceError(path + ": empty trace: no requests");
-  // A window past every good line is the replay's error to report, with the window.
-  if (trace.requests.empty() && trace.outside_window == 0) {
+  // Good lines all left out (a window past them, a filter) are the replay's error to report.
+  if (trace.requests.empty() && trace.left_out == 0) {
     throw TraceError(path + ": no valid requests; all " + std::to_string(trace.skipped_lines) +
                      " lines were bad, the first: " + trace.first_skipped);
   }
@@ -70,12 +71,54 @@ void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r) {
     return;
   }
   if (r.arrival < options.window_start) {
-    ++trace.outside_window;
+    ++trace.left_out;
     return;
   }
   trace.requests.push_back(std::move(r));
   const auto kept = static_cast<std::int64_t>(trace.requests.size());
   if (options.max_in_window > 0 && kept >= options.max_in_window) trace.done = true;
+}
+
+std::vector<std::string_view> split_csv_line(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    std::string_view cell =
+        line.substr(start, comma == std::string_view::npos ? line.npos : comma - start);
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '"')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '"')) cell.remove_suffix(1);
+    out.push_back(cell);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::size_t csv_column(const std::vector<std::string_view>& header, const std::string& name,
+                       const std::vector<std::string>& expected, const std::string& path,
+                       std::int64_t line_no) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  if (it != header.end()) return static_cast<std::size_t>(it - header.begin());
+  std::string want, found;
+  for (const auto& e : expected) want += (want.empty() ? "" : ", ") + e;
+  for (auto c : header) found += (found.empty() ? "" : ", ") + std::string(c);
+  throw TraceError(path + ":" + std::to_string(line_no) + ": " + name +
+                   ": missing column in the header (expected " + want + "; found " + found + ")");
+}
+
+std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
+                             std::int64_t min_value) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) {
+    throw TraceLineError(field, "expected an integer, got '" + std::string(cell) + "'");
+  }
+  if (v < min_value || v > 1'000'000'000) {
+    throw TraceLineError(field, "expected an integer in [" + std::to_string(min_value) +
+                                    ", 1e9], got " + std::to_string(v));
+  }
+  return v;
 }
 
 nlohmann::json parse_json_line(std::string_view text) {

@@ -40,9 +40,10 @@ struct Trace {
   std::vector<Request> requests;
   std::int64_t lines_read = 0;  // non-blank lines, good and bad
   std::int64_t skipped_lines = 0;
-  std::string first_skipped;        // message of the first skipped line ("" when none)
-  std::int64_t outside_window = 0;  // good lines before the read window, left out
-  bool done = false;                // the window is complete: the line reader stops
+  std::string first_skipped;  // message of the first skipped line ("" when none)
+  // Good lines the options left out: before the read window, or filtered by the reader.
+  std::int64_t left_out = 0;
+  bool done = false;  // the window is complete: the line reader stops
 };
 
 // What every reader does with a request it parsed: keeps it when it falls in the options' read
@@ -71,6 +72,17 @@ std::string resolve_data_path(const std::string& path);
 // every line was bad, is an error either way.
 void read_trace_lines(const std::string& path, const TraceReadOptions& options, Trace& trace,
                       const std::function<void(std::int64_t, std::string_view)>& parse);
+
+// CSV traces: the cells of one line (split at commas, spaces and double quotes around a cell
+// trimmed; the public traces quote nothing else), a column's position in the header by name
+// (else a TraceError "path:line: name: missing column in the header (expected ...; found ...)"),
+// and a token count in [min_value, 1e9] (else TraceLineError naming `field`).
+std::vector<std::string_view> split_csv_line(std::string_view line);
+std::size_t csv_column(const std::vector<std::string_view>& header, const std::string& name,
+                       const std::vector<std::string>& expected, const std::string& path,
+                       std::int64_t line_no);
+std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
+                             std::int64_t min_value);
 
 // JSON accessors for one line's object: each throws TraceLineError naming the field.
 nlohmann::json parse_json_line(std::string_view text);

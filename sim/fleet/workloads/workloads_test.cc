@@ -313,8 +313,13 @@ TEST(TraceWorkloads, ReadingStopsAtTheWindowsEnd) {
   std::ofstream(azure) << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                           "2024-05-10 00:00:00.5+00:00,10,1\n2024-05-10 00:00:01.5+00:00,10,1\n"
                           "2024-05-10 00:00:02.5+00:00,10,1\nnot,a,row\n";
+  const std::string burst = ::testing::TempDir() + "/window-burstgpt.csv";
+  std::ofstream(burst) << "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                          "0,ChatGPT,10,1,11,API log\n1,GPT-4,10,1,11,API log\n"
+                          "2,ChatGPT,10,1,11,API log\nnot,a,row\n";
   for (const auto& [type, path] :
-       {std::pair{"mooncake_trace", moon}, std::pair{"azure_trace", azure}}) {
+       {std::pair{"mooncake_trace", moon}, std::pair{"azure_trace", azure},
+        std::pair{"burstgpt_trace", burst}}) {
     EXPECT_THROW(WorkloadHarness(type, "{file: '" + path + "'}"), TraceError) << type;
     WorkloadHarness windowed(type, "{file: '" + path + "', start_s: 1, end_s: 2}");
     const auto& sent = windowed.run();
@@ -325,8 +330,29 @@ TEST(TraceWorkloads, ReadingStopsAtTheWindowsEnd) {
   }
 }
 
+TEST(TraceWorkloads, BurstGptFiltersByModelAndSaysWhenNothingMatches) {
+  const std::string path = ::testing::TempDir() + "/models-burstgpt.csv";
+  std::ofstream(path) << "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                         "0,ChatGPT,10,1,11,API log\n1,GPT-4,20,2,22,API log\n"
+                         "2,GPT-4,30,0,30,API log\n3,ChatGPT,40,4,44,Conversation log\n";
+  WorkloadHarness gpt4("burstgpt_trace", "{file: '" + path + "', model: GPT-4}");
+  const auto& sent = gpt4.run();
+  ASSERT_EQ(sent.size(), 1u);  // the failed GPT-4 row is left out
+  EXPECT_EQ(sent[0].prompt_tokens, 20);
+  try {
+    WorkloadHarness none("burstgpt_trace", "{file: '" + path + "', log_type: 'Batch log'}");
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "workload.model/log_type: no row of " + path +
+                  " with model '' and log type 'Batch log' (empty = any) in the window "
+                  "start_s/end_s");
+  }
+}
+
 TEST(TraceWorkloads, MissingFileIsATraceErrorNamingIt) {
-  for (const char* type : {"mooncake_trace", "azure_trace", "jsonl_trace", "openai_chat_trace"}) {
+  for (const char* type :
+       {"mooncake_trace", "azure_trace", "jsonl_trace", "openai_chat_trace", "burstgpt_trace"}) {
     try {
       WorkloadHarness h(type, "{file: no/such/file.jsonl}");
       ADD_FAILURE() << type << ": no error";
