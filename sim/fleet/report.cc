@@ -175,8 +175,7 @@ namespace {
 std::string pod_extras(const PoolFacts& p) {
   std::string out;
   if (p.role != PodRole::kBoth) {
-    out += "  " + pod_role_names()[static_cast<size_t>(p.role)] + " pods, TP " +
-           std::to_string(p.tensor_parallel_size);
+    out += "  " + pod_role_names()[static_cast<size_t>(p.role)] + " pods";
   }
   if (p.forced_block_size > 0) {
     out += "  blocks of " + std::to_string(p.forced_block_size) + " tokens (MLA kernels)";
@@ -253,18 +252,38 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   return out;
 }
 
+namespace {
+
+// "3 x A100" for a pod a GPU; else the GPUs the pods take and why: "4 pods on 2 x RTX-PRO-6000
+// (2 a GPU)", "2 pods on 4 x H100-SXM (TP 2)".
+std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
+  const std::int32_t tp = std::max(1, p.tensor_parallel_size);
+  if (tp == 1 && pods_per_gpu <= 1) return std::to_string(p.pods) + " x " + p.gpu;
+  const std::int64_t gpus =
+      tp > 1 ? std::int64_t{p.pods} * tp : (std::int64_t{p.pods} + pods_per_gpu - 1) / pods_per_gpu;
+  return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
+         " x " + p.gpu + " (" +
+         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + ")";
+}
+
+}  // namespace
+
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
-    os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " x "
-       << s.fleet.gpu << "  " << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod
-       << " blocks/pod (" << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
+    os << "scenario " << r.scenario << "  seed " << r.seed << "  "
+       << pods_on_gpus(r.fleet.pools.front(), s.fleet.pods_per_gpu) << "  " << s.fleet.model
+       << "  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
+       << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
        << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs"
        << pod_extras(r.fleet.pools.front()) << "\n";
   } else {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  " << s.fleet.pods << " pods in "
        << r.fleet.pools.size() << " pools\n";
-    for (const auto& p : r.fleet.pools) {
-      os << "  pool " << p.name << ": " << p.pods << " x " << p.gpu << "  " << p.model << "  KV "
+    for (std::size_t i = 0; i < r.fleet.pools.size(); ++i) {
+      const auto& p = r.fleet.pools[i];
+      const std::int32_t per_gpu =
+          i < s.fleet.pools.size() ? s.fleet.pools[i].pods_per_gpu : std::int32_t{1};
+      os << "  pool " << p.name << ": " << pods_on_gpus(p, per_gpu) << "  " << p.model << "  KV "
          << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
          << " seqs" << pod_extras(p) << "\n";

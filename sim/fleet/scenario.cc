@@ -163,9 +163,10 @@ void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_
                      const Params& server) {
   const double util = server.get_double("gpu_memory_utilization");
   if (pods_per_gpu * util > 1.0 + 1e-9) {
-    throw ScenarioError(w.child("server").child("gpu_memory_utilization").at(n) + ": " +
-                        std::to_string(pods_per_gpu) + " pods per GPU x " + std::to_string(util) +
-                        " exceeds the GPU; expected at most " + std::to_string(1.0 / pods_per_gpu));
+    throw ScenarioError(fmt::format(
+        "{}: {} pods per GPU x {:g} exceeds the GPU; expected at most {:.4g} (1 / pods_per_gpu)",
+        w.child("server").child("gpu_memory_utilization").at(n), pods_per_gpu, util,
+        1.0 / pods_per_gpu));
   }
 }
 
