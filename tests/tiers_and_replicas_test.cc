@@ -77,6 +77,31 @@ TEST(GatewayReplicas, ScrapedSignalsWorkPerReplica) {
   EXPECT_EQ(result_json(a, s).dump(), result_json(run_scenario(s, 1), s).dump());
 }
 
+TEST(GatewayReplicas, EachReplicaProbesOnItsOwnPhasesUnlessTheyShareOneBelief) {
+  // A node is lost at 30 s; probes every 5 s, three failures mark a pod down.
+  auto first_fault = [](const std::vector<std::string>& sets) {
+    const Scenario s = load_scenario(testing::source_path("scenarios/node-loss.yaml"), sets);
+    const nlohmann::json j = result_json(run_scenario(s, 1), s);
+    EXPECT_EQ(j.dump(), result_json(run_scenario(s, 2), s).dump()) << "thread count";
+    return j["arms"][0]["failures"]["faults"][0];
+  };
+  const nlohmann::json one = first_fault({});
+  const nlohmann::json own = first_fault({"gateway.replicas=3"});
+  const nlohmann::json shared =
+      first_fault({"gateway.replicas=3", "gateway.replica_health=shared"});
+  // Shared: replica 0 probes as the single gateway does, and its belief is everyone's.
+  EXPECT_EQ(shared["detection_latency_s"], one["detection_latency_s"]);
+  EXPECT_FALSE(shared.contains("detection_latency_all_replicas_s"));
+  EXPECT_FALSE(one.contains("detection_latency_all_replicas_s"));
+  // Own: the first replica to notice is at least as early as replica 0 alone, and the last
+  // notices later; until then it keeps sending to the lost pods.
+  const double first = own["detection_latency_s"].get<double>();
+  const double all = own["detection_latency_all_replicas_s"].get<double>();
+  EXPECT_LE(first, one["detection_latency_s"].get<double>());
+  EXPECT_LT(first, all);
+  EXPECT_LE(all, 15.0 + 1.0);  // fall x interval + the probe timeout
+}
+
 TEST(TierClassifier, ScenarioRoutesByTierAndReportsEachPool) {
   const Scenario s = load_scenario(testing::source_path("scenarios/tier-classifier.yaml"));
   const RunResult r = run_scenario(s, 0);

@@ -28,8 +28,8 @@ void FailureTracker::on_finished(const Request&, int pod, Outcome outcome, TimeN
   attempts_.push_back({t, pod, outcome});
 }
 
-void FailureTracker::on_health_change(int pod, bool healthy, TimeNs t) {
-  health_changes_.emplace_back(t, pod, healthy);
+void FailureTracker::on_health_change(int pod, bool healthy, TimeNs t, int replica) {
+  health_changes_.push_back({t, pod, healthy, replica});
 }
 
 nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, TimeNs end) const {
@@ -50,15 +50,25 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   }
 
   nlohmann::json faults = nlohmann::json::array();
-  const size_t n_pods = healthy_.size();
+  const auto n_pods = static_cast<size_t>(num_pods_);
   for (const Fault& f : faults_) {
-    nlohmann::json detection = nullptr, recovery = nullptr;
+    nlohmann::json detection = nullptr, recovery = nullptr, all_detected = nullptr;
     TimeNs detected = -1;
-    for (const auto& [t, pod, up] : health_changes_) {
-      if (t >= f.at && !up && std::count(f.pods.begin(), f.pods.end(), pod)) {
-        detected = t;
-        detection = secs(t - f.at);
-        break;
+    // The first replica to mark a victim down, and when every replica has marked one.
+    std::vector<bool> replica_detected(static_cast<size_t>(beliefs_), false);
+    int detecting = 0;
+    for (const HealthChange& c : health_changes_) {
+      if (c.t < f.at || c.up || !std::count(f.pods.begin(), f.pods.end(), c.pod)) continue;
+      if (detected < 0) {
+        detected = c.t;
+        detection = secs(c.t - f.at);
+      }
+      if (!replica_detected[static_cast<size_t>(c.replica)]) {
+        replica_detected[static_cast<size_t>(c.replica)] = true;
+        if (++detecting == beliefs_) {
+          all_detected = secs(c.t - f.at);
+          break;
+        }
       }
     }
     if (f.back_at >= 0) {
@@ -81,16 +91,20 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
         ++errors_until_detected;
       }
     }
-    faults.push_back({{"kind", f.kind},
-                      {"target", f.target},
-                      {"pods", f.pods},
-                      {"at_s", secs(f.at)},
-                      {"detection_latency_s", detection},
-                      {"errors_before_detection", errors_until_detected},
-                      {"back_at_s", f.back_at >= 0 ? nlohmann::json(secs(f.back_at)) : nullptr},
-                      {"recovery_s", recovery},
-                      {"requests_per_pod_before", before},
-                      {"requests_per_pod_after", after}});
+    nlohmann::json fault = {
+        {"kind", f.kind},
+        {"target", f.target},
+        {"pods", f.pods},
+        {"at_s", secs(f.at)},
+        {"detection_latency_s", detection},
+        {"errors_before_detection", errors_until_detected},
+        {"back_at_s", f.back_at >= 0 ? nlohmann::json(secs(f.back_at)) : nullptr},
+        {"recovery_s", recovery},
+        {"requests_per_pod_before", before},
+        {"requests_per_pod_after", after}};
+    // Replicas with beliefs of their own stop sending to a dead pod one by one.
+    if (beliefs_ > 1) fault["detection_latency_all_replicas_s"] = all_detected;
+    faults.push_back(std::move(fault));
   }
 
   // One row a second: outcomes of attempts that ended in it, and pods believed healthy at its end.
@@ -105,17 +119,22 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
     const auto b = static_cast<size_t>(std::min<std::int64_t>(a.t / bucket, buckets - 1));
     ++(a.outcome == Outcome::kOk ? ok : err)[b];
   }
-  std::vector<bool> healthy = healthy_;
+  // A pod counts as healthy while every replica believes it up.
+  std::vector<std::vector<bool>> healthy(static_cast<size_t>(beliefs_),
+                                         std::vector<bool>(n_pods, true));
   size_t next_change = 0;
   std::int64_t last_up = -1;
   for (std::int64_t b = 0; b < buckets; ++b) {
     const TimeNs bucket_end = (b + 1) * bucket;
-    while (next_change < health_changes_.size() &&
-           std::get<0>(health_changes_[next_change]) < bucket_end) {
-      const auto& [t, pod, up] = health_changes_[next_change++];
-      healthy[static_cast<size_t>(pod)] = up;
+    while (next_change < health_changes_.size() && health_changes_[next_change].t < bucket_end) {
+      const HealthChange& c = health_changes_[next_change++];
+      healthy[static_cast<size_t>(c.replica)][static_cast<size_t>(c.pod)] = c.up;
     }
-    const auto up = std::count(healthy.begin(), healthy.end(), true);
+    std::int64_t up = 0;
+    for (size_t pod = 0; pod < n_pods; ++pod) {
+      up += std::all_of(healthy.begin(), healthy.end(),
+                        [pod](const std::vector<bool>& h) { return h[pod]; });
+    }
     const bool quiet = ok[static_cast<size_t>(b)] == 0 && err[static_cast<size_t>(b)] == 0 &&
                        up == last_up && b != 0 && b != buckets - 1;
     last_up = up;

@@ -3,6 +3,7 @@
 // where requests went before and after. Built from observer signals.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,7 +15,10 @@ namespace fleetsim {
 
 class FailureTracker : public FleetObserver {
  public:
-  explicit FailureTracker(int num_pods) : healthy_(static_cast<size_t>(num_pods), true) {}
+  // `beliefs`: the gateway replicas that keep a health belief of their own (1 when they share
+  // one).
+  explicit FailureTracker(int num_pods, int beliefs = 1)
+      : num_pods_(num_pods), beliefs_(std::max(1, beliefs)) {}
 
   // Registers a scheduled fault; returns its id.
   int add_fault(const std::string& kind, const std::string& target, TimeNs at,
@@ -24,7 +28,7 @@ class FailureTracker : public FleetObserver {
 
   void on_dispatch(const Request& r, int pod, TimeNs t) override;
   void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override;
-  void on_health_change(int pod, bool healthy, TimeNs t) override;
+  void on_health_change(int pod, bool healthy, TimeNs t, int replica) override;
 
   // The `failures` section of an arm's result. `lost` = requests whose last attempt failed,
   // `retries` = attempts beyond the first, over the whole arm.
@@ -45,8 +49,15 @@ class FailureTracker : public FleetObserver {
   std::vector<Fault> faults_;
   std::vector<Event> attempts_;  // every attempt's end
   std::vector<std::pair<TimeNs, int>> dispatches_;
-  std::vector<std::tuple<TimeNs, int, bool>> health_changes_;
-  std::vector<bool> healthy_;
+  struct HealthChange {
+    TimeNs t;
+    int pod;
+    bool up;
+    int replica;
+  };
+  std::vector<HealthChange> health_changes_;
+  int num_pods_;
+  int beliefs_;
 };
 
 }  // namespace fleetsim

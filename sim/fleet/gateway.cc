@@ -26,6 +26,11 @@ const ParamSpec& gateway_spec() {
           .text("probe_phase", "random",
                 "first probe of each pod: random in [0, interval) per pod, or aligned at 0",
                 {"random", "aligned"})
+          .text("replica_health", "own",
+                "with several replicas: own = each probes every pod on its own phases and acts "
+                "on its own belief (each HAProxy, Envoy or LoxiLB replica runs its own health "
+                "checks); shared = all act on one belief",
+                {"own", "shared"})
           .boolean("picker_service", false,
                    "the routing policy runs as an Endpoint Picker service the gateway asks per "
                    "request, with its own latency, timeout and failure mode")
@@ -86,6 +91,7 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.probe_fall = static_cast<int>(p.get_int("probe_fall"));
   c.probe_rise = static_cast<int>(p.get_int("probe_rise"));
   c.probe_random_phase = p.get_string("probe_phase") == "random";
+  c.shared_health = p.get_string("replica_health") == "shared";
   c.picker_service = p.get_bool("picker_service");
   c.picker_latency = ms_to_ns(p.get_double("picker_latency_ms"));
   c.picker_timeout = ms_to_ns(p.get_double("picker_timeout_ms"));
@@ -133,10 +139,7 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
       inflight_(pods.size(), 0),
       pod_pools_(pods.size(), 0),
       pod_roles_(pods.size(), PodRole::kBoth),
-      healthy_(pods.size(), true),
       endpoints_(pods.size(), true),
-      probe_ok_run_(pods.size(), 0),
-      probe_fail_run_(pods.size(), 0),
       extra_latency_(pods.size(), 0) {
   if (replicas.empty() || static_cast<int>(replicas.size()) != config_.replicas) {
     throw InternalError("gateway: " + std::to_string(replicas.size()) + " replica policies for " +
@@ -151,6 +154,12 @@ Gateway::Gateway(EventLoop& loop, std::vector<std::unique_ptr<Pod>>& pods,
     r.inflight.assign(pods.size(), 0);
     r.inflight_tokens.assign(pods.size(), 0);
     replicas_.push_back(std::move(r));
+  }
+  health_.resize(config_.shared_health ? 1 : replicas_.size());
+  for (Health& h : health_) {
+    h.healthy.assign(pods.size(), true);
+    h.ok_run.assign(pods.size(), 0);
+    h.fail_run.assign(pods.size(), 0);
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     if (pods[i]->index() != static_cast<int>(i)) {
@@ -168,11 +177,17 @@ void Gateway::start() {
     for (auto& p : pods_) p->publish_kv_events();
   }
   if (config_.probe_interval > 0) {
-    for (size_t i = 0; i < pods_.size(); ++i) {
-      const TimeNs phase = config_.probe_random_phase ? std::uniform_int_distribution<TimeNs>(
-                                                            0, config_.probe_interval - 1)(rng_)
-                                                      : 0;
-      loop_.schedule_background_at(loop_.now() + phase, [this, i] { probe(static_cast<int>(i)); });
+    // Replica 0 draws its phases as a single gateway does; the others from streams of their own.
+    for (int r = 0; r < static_cast<int>(health_.size()); ++r) {
+      Rng own = make_rng(seed_, "gateway/replica-" + std::to_string(r) + "/probe-phase");
+      Rng& phases = r == 0 ? rng_ : own;
+      for (size_t i = 0; i < pods_.size(); ++i) {
+        const TimeNs phase = config_.probe_random_phase ? std::uniform_int_distribution<TimeNs>(
+                                                              0, config_.probe_interval - 1)(phases)
+                                                        : 0;
+        loop_.schedule_background_at(loop_.now() + phase,
+                                     [this, i, r] { probe(static_cast<int>(i), r); });
+      }
     }
   }
   if (config_.scrape_interval > 0) {
@@ -217,12 +232,13 @@ void Gateway::scrape(int replica) {
 
 std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Leg leg) {
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
+  const Health& health = health_of(replica);
   std::vector<PodState>& out = candidates_;
   out.clear();
   // Only the gateway's own arrays unless the policy reads the engines: a pod's engine is a
   // memory access of its own, per pod and per request.
   for (size_t i = 0; i < pods_.size(); ++i) {
-    if (!healthy_[i] || !endpoints_[i]) continue;
+    if (!health.healthy[i] || !endpoints_[i]) continue;
     if (disaggregated_ && (pod_roles_[i] == PodRole::kPrefill) != (leg == Leg::kPrefill)) continue;
     PodState& s = out.emplace_back();
     s.index = static_cast<int>(i);
@@ -483,8 +499,9 @@ void Gateway::add_endpoint(int pod) {
                                [this, pod] { endpoints_[static_cast<size_t>(pod)] = true; });
 }
 
-void Gateway::probe(int pod) {
-  loop_.schedule_background_in(config_.probe_interval, [this, pod] { probe(pod); });
+void Gateway::probe(int pod, int replica) {
+  loop_.schedule_background_in(config_.probe_interval,
+                               [this, pod, replica] { probe(pod, replica); });
   const Pod& p = *pods_[static_cast<size_t>(pod)];
   const TimeNs rtt = 2 * latency_to(pod);
   bool ok = false;
@@ -502,19 +519,21 @@ void Gateway::probe(int pod) {
     case PodHealth::kBlackHole:
       break;
   }
-  loop_.schedule_background_in(answer_in, [this, pod, ok] { probe_result(pod, ok); });
+  loop_.schedule_background_in(answer_in,
+                               [this, pod, ok, replica] { probe_result(pod, ok, replica); });
 }
 
-void Gateway::probe_result(int pod, bool ok) {
+void Gateway::probe_result(int pod, bool ok, int replica) {
   const auto i = static_cast<size_t>(pod);
-  probe_ok_run_[i] = ok ? probe_ok_run_[i] + 1 : 0;
-  probe_fail_run_[i] = ok ? 0 : probe_fail_run_[i] + 1;
-  if (healthy_[i] && probe_fail_run_[i] >= config_.probe_fall) {
-    healthy_[i] = false;
-    observer_.on_health_change(pod, false, loop_.now());
-  } else if (!healthy_[i] && probe_ok_run_[i] >= config_.probe_rise) {
-    healthy_[i] = true;
-    observer_.on_health_change(pod, true, loop_.now());
+  Health& h = health_of(replica);
+  h.ok_run[i] = ok ? h.ok_run[i] + 1 : 0;
+  h.fail_run[i] = ok ? 0 : h.fail_run[i] + 1;
+  if (h.healthy[i] && h.fail_run[i] >= config_.probe_fall) {
+    h.healthy[i] = false;
+    observer_.on_health_change(pod, false, loop_.now(), replica);
+  } else if (!h.healthy[i] && h.ok_run[i] >= config_.probe_rise) {
+    h.healthy[i] = true;
+    observer_.on_health_change(pod, true, loop_.now(), replica);
   }
 }
 

@@ -32,6 +32,10 @@ struct GatewayConfig {
   int probe_fall = 3;
   int probe_rise = 2;
   bool probe_random_phase = true;
+  // With several replicas: each probes every pod on its own phases and keeps its own belief
+  // (HAProxy, Envoy and LoxiLB replicas each run their own health checks), or they all share
+  // replica 0's (a health source outside the replicas).
+  bool shared_health = false;
   // The routing policy runs as a separate picker service (an EPP) asked per request.
   bool picker_service = false;
   TimeNs picker_latency = 0;
@@ -116,7 +120,6 @@ class Gateway : public PodListener {
   std::vector<PolicyCounter> policy_counters() const;
   // Requests (attempts) the spreader gave each replica.
   std::vector<std::int64_t> routed_per_replica() const;
-  bool believes_healthy(int pod) const { return healthy_[static_cast<size_t>(pod)]; }
   // In flight on `pod`, over every replica.
   std::int32_t inflight(int pod) const { return inflight_[static_cast<size_t>(pod)]; }
   std::int64_t inflight_total() const;
@@ -131,8 +134,8 @@ class Gateway : public PodListener {
     EventId timeout;
   };
   // One gateway replica's own view: its policy, the requests it has in flight, its scrapes.
-  // Health (probes) and the endpoint watch are shared: every replica probes the same pods and
-  // watches the same API server, so they hold the same belief.
+  // The endpoint watch is shared (every replica watches the same API server); health is its
+  // own unless GatewayConfig::shared_health.
   struct Replica {
     std::unique_ptr<RoutingPolicy> policy;
     std::unique_ptr<RoutingPolicy> fallback;
@@ -164,8 +167,16 @@ class Gateway : public PodListener {
   // the prefill policy hear of it once.
   void end_prefill_leg(std::int64_t id, int prefill_pod, std::int32_t attempt);
   TimeNs latency_to(int pod) const;
-  void probe(int pod);
-  void probe_result(int pod, bool ok);
+  // Health from probes: what a replica (or the one shared view) believes of each pod.
+  struct Health {
+    std::vector<bool> healthy;
+    std::vector<int> ok_run, fail_run;
+  };
+  Health& health_of(int replica) {
+    return health_[config_.shared_health ? 0 : static_cast<size_t>(replica)];
+  }
+  void probe(int pod, int replica);
+  void probe_result(int pod, bool ok, int replica);
   void take_scrape(int replica);
   void scrape(int replica);
 
@@ -193,9 +204,8 @@ class Gateway : public PodListener {
   };
   std::map<std::int64_t, LegInFlight> legs_;
   std::int64_t prefill_legs_ = 0, decode_only_ = 0, no_prefill_pod_ = 0;
-  std::vector<bool> healthy_;    // the gateway's belief, from probes
+  std::vector<Health> health_;   // one per replica, or one shared
   std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
-  std::vector<int> probe_ok_run_, probe_fail_run_;
   std::vector<TimeNs> extra_latency_;
   std::map<std::int64_t, Attempt> attempts_;
   std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished

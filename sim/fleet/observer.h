@@ -46,9 +46,10 @@ class FleetObserver {
   virtual void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) {
     (void)pod, (void)plan, (void)start, (void)duration;
   }
-  // The gateway's health checks marked a pod down or up.
-  virtual void on_health_change(int pod, bool healthy, TimeNs t) {
-    (void)pod, (void)healthy, (void)t;
+  // A gateway replica's health checks marked a pod down or up (replica 0 alone, or for all of
+  // them, when the replicas share one belief).
+  virtual void on_health_change(int pod, bool healthy, TimeNs t, int replica) {
+    (void)pod, (void)healthy, (void)t, (void)replica;
   }
 };
 
@@ -74,8 +75,8 @@ class ObserverList : public FleetObserver {
   void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override {
     for (auto* o : observers_) o->on_step(pod, plan, start, duration);
   }
-  void on_health_change(int pod, bool healthy, TimeNs t) override {
-    for (auto* o : observers_) o->on_health_change(pod, healthy, t);
+  void on_health_change(int pod, bool healthy, TimeNs t, int replica) override {
+    for (auto* o : observers_) o->on_health_change(pod, healthy, t, replica);
   }
 
  private:

@@ -333,7 +333,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   const bool track_failures = !s.faults.empty() || gcfg.probe_interval > 0;
   EventLoop loop;
   RecordCollector records;
-  FailureTracker failures(s.fleet.pods);
+  FailureTracker failures(s.fleet.pods, gcfg.shared_health ? 1 : gcfg.replicas);
   ObserverList observers;
   observers.add(&records);
   if (track_failures) observers.add(&failures);
