@@ -446,6 +446,12 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
          << (fault["detection_latency_s"].is_null()
                  ? std::string("-")
                  : fixed_text(fault["detection_latency_s"], 2) + " s")
+         << (fault.contains("detection_latency_all_replicas_s")
+                 ? ", by every replica after " +
+                       (fault["detection_latency_all_replicas_s"].is_null()
+                            ? std::string("-")
+                            : fixed_text(fault["detection_latency_all_replicas_s"], 2) + " s")
+                 : std::string())
          << " (" << fault["errors_before_detection"] << " errors before), recovered after "
          << (fault["recovery_s"].is_null() ? std::string("-")
                                            : fixed_text(fault["recovery_s"], 2) + " s")
