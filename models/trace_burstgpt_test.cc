@@ -103,7 +103,14 @@ TEST(BurstGptTrace, ReadingStopsAtTheWindowEvenOnFilteredRows) {
   // The GPT-4 row at 118 s is past the window; so is the garbage after it, never read.
   const Trace t = read_burstgpt_trace(write_temp("w.csv", std::string(kRows) + "garbage\n"), o);
   EXPECT_TRUE(t.requests.empty());
-  EXPECT_EQ(t.left_out, 3);
+  EXPECT_EQ(t.left_out, 4);
+  // A window that ends before the first row: nothing kept, no error here (the replay names the
+  // window), since the row was good.
+  BurstGptOptions early;
+  early.window_end = 2 * kNsPerSec;
+  const Trace none = read_burstgpt_trace(write_temp("e.csv", kRows), early);
+  EXPECT_TRUE(none.requests.empty());
+  EXPECT_EQ(none.left_out, 1);
 }
 
 }  // namespace

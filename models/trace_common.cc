@@ -67,6 +67,7 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
 
 void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r) {
   if (options.window_end > 0 && r.arrival >= options.window_end) {
+    ++trace.left_out;  // good, past the window
     trace.done = true;
     return;
   }

@@ -41,7 +41,8 @@ struct Trace {
   std::int64_t lines_read = 0;  // non-blank lines, good and bad
   std::int64_t skipped_lines = 0;
   std::string first_skipped;  // message of the first skipped line ("" when none)
-  // Good lines the options left out: before the read window, or filtered by the reader.
+  // Good lines the options left out: before the read window, the first past it (where reading
+  // stopped), or filtered by the reader.
   std::int64_t left_out = 0;
   bool done = false;  // the window is complete: the line reader stops
 };

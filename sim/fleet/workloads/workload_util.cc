@@ -363,7 +363,12 @@ std::unique_ptr<Workload> make_trace_replay(const Params& p, const WorkloadConte
   if (requests.empty()) {
     std::ostringstream os;
     os << "workload.start_s/end_s: no request of " << trace.path << " in the window [" << o.start_s
-       << " s, " << (o.end_s > 0 ? std::to_string(o.end_s) + " s" : "end") << ")";
+       << " s, ";
+    if (o.end_s > 0) {
+      os << o.end_s << " s)";
+    } else {
+      os << "end)";
+    }
     throw ScenarioError(os.str());
   }
   return std::make_unique<ReplayWorkload>(ctx, std::move(requests), RequestTagger(p, ctx.seed));
