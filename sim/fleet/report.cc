@@ -266,6 +266,11 @@ std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
          (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + ")";
 }
 
+// A latency of the failures section: "11.59 s", or "-" when it never happened.
+std::string seconds_or_dash(const nlohmann::json& v) {
+  return v.is_null() ? std::string("-") : fixed_text(v.get<double>(), 2) + " s";
+}
+
 }  // namespace
 
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
@@ -443,19 +448,13 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     for (const auto& fault : f["faults"]) {
       os << "  " << fault["kind"].get<std::string>() << " " << fault["target"].get<std::string>()
          << " at " << fault["at_s"] << " s: detected after "
-         << (fault["detection_latency_s"].is_null()
-                 ? std::string("-")
-                 : fixed_text(fault["detection_latency_s"], 2) + " s")
+         << seconds_or_dash(fault["detection_latency_s"])
          << (fault.contains("detection_latency_all_replicas_s")
                  ? ", by every replica after " +
-                       (fault["detection_latency_all_replicas_s"].is_null()
-                            ? std::string("-")
-                            : fixed_text(fault["detection_latency_all_replicas_s"], 2) + " s")
+                       seconds_or_dash(fault["detection_latency_all_replicas_s"])
                  : std::string())
          << " (" << fault["errors_before_detection"] << " errors before), recovered after "
-         << (fault["recovery_s"].is_null() ? std::string("-")
-                                           : fixed_text(fault["recovery_s"], 2) + " s")
-         << "\n";
+         << seconds_or_dash(fault["recovery_s"]) << "\n";
     }
   }
 }
