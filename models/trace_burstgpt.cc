@@ -66,9 +66,7 @@ Trace read_burstgpt_trace(const std::string& path, const BurstGptOptions& option
                         (options.model.empty() || cells[col_model] == options.model) &&
                         (options.log_type.empty() || cells[col_log] == options.log_type);
     if (!wanted) {
-      ++trace.left_out;
-      // Past the window's end nothing later is wanted either.
-      if (options.window_end > 0 && arrival >= options.window_end) trace.done = true;
+      leave_out(trace, options, arrival);
       return;
     }
     const auto line = static_cast<std::uint64_t>(line_no);

@@ -65,14 +65,15 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
   }
 }
 
+void leave_out(Trace& trace, const TraceReadOptions& options, TimeNs arrival) {
+  ++trace.left_out;
+  if (options.window_end > 0 && arrival >= options.window_end) trace.done = true;
+}
+
 void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r) {
-  if (options.window_end > 0 && r.arrival >= options.window_end) {
-    ++trace.left_out;  // good, past the window
-    trace.done = true;
-    return;
-  }
-  if (r.arrival < options.window_start) {
-    ++trace.left_out;
+  if (r.arrival < options.window_start ||
+      (options.window_end > 0 && r.arrival >= options.window_end)) {
+    leave_out(trace, options, r.arrival);
     return;
   }
   trace.requests.push_back(std::move(r));

@@ -50,6 +50,9 @@ struct Trace {
 // What every reader does with a request it parsed: keeps it when it falls in the options' read
 // window, and marks the trace done once no later line can.
 void keep_in_window(Trace& trace, const TraceReadOptions& options, Request r);
+// What a reader does with a good line it does not keep (outside the window, or filtered out):
+// counts it, and marks the trace done when the line is past the window's end.
+void leave_out(Trace& trace, const TraceReadOptions& options, TimeNs arrival);
 
 // A problem with one field of one line; the line reader adds the file and line number.
 class TraceLineError : public std::runtime_error {
