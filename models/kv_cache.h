@@ -35,14 +35,17 @@ struct KvEvent {
 // (vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager). The layers are split
 // into groups of equal size, and a block id is one page in every layer of a group. The cache's
 // own chain of hashed blocks is the full-attention groups' (`full_groups` block ids per block
-// of the chain); each of `groups` sliding groups holds, beside it, the blocks of its last
-// window only (out-of-window blocks are freed as the request grows), at most `window_blocks`.
+// of the chain); each of `groups` sliding groups holds, beside it, the blocks of its window only:
+// a block that leaves the window is freed (still cached, so hittable until evicted), and a
+// steady request holds at most `window_blocks` of them.
 struct SlidingWindowBlocks {
   std::int32_t groups = 0;  // 0: no sliding-window layers
   std::int32_t window_blocks = 0;
   std::int32_t full_groups = 1;
+  // The window in tokens; 0 takes the widest one `window_blocks` allows.
+  std::int32_t window_tokens = 0;
   // Blocks of the cache's unit that a request of `chain_blocks` full-attention blocks holds
-  // for its sliding layers.
+  // for its sliding layers once its window has slid.
   std::int32_t blocks_for(std::int32_t chain_blocks) const;
 };
 
@@ -52,20 +55,29 @@ class KvBlockCache {
                SlidingWindowBlocks sliding = {});
 
   // Leading blocks of `hashes` found in the cache, stopping at the first miss and capped at
-  // floor((num_tokens - 1) / block_size) so the last prompt token is always recomputed.
+  // floor((num_tokens - 1) / block_size) so the last prompt token is always recomputed. With
+  // sliding-window layers a hit also needs their blocks of the window just before its end
+  // (ceil((window - 1) / block_size) of them), so it ends where those are cached, as vLLM's
+  // hybrid coordinator cuts the full-attention hit to the sliding layers' (or at the leading
+  // run of their cached blocks, which needs no window before it).
   std::int32_t lookup(std::span<const BlockHash> hashes, std::int32_t num_tokens) const;
 
   // Makes `req_id` hold ceil(total_tokens / block_size) blocks. On its first call the request's
   // first `num_cached_blocks` blocks are the cached blocks of hashes[0, num_cached_blocks), which
-  // must all be in the cache (as `lookup` just reported). Changes nothing and returns false when
-  // the free queue cannot supply the blocks.
+  // must all be in the cache (as `lookup` just reported). Sliding-window layers get blocks for
+  // every position from their window's start on (the whole chunk of a prefill step), after the
+  // blocks that left the window by the tokens computed so far are freed, as vLLM's
+  // remove_skipped_blocks does first. Changes nothing and returns false when the free queue
+  // cannot supply the blocks.
   bool allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
                 std::int32_t num_cached_blocks, std::int32_t total_tokens);
   bool can_allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
                     std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
 
   // Registers every block of `req_id` that is full at `num_tokens` tokens under hashes[i] (as far
-  // as `hashes` reaches). A hash already held by another block leaves this block unhashed.
+  // as `hashes` reaches), and its sliding-window blocks of those positions with them. A hash
+  // already held by another block leaves this block unhashed. `num_tokens` is also what the
+  // request has computed when it next allocates.
   void cache_full_blocks(std::int64_t req_id, std::span<const BlockHash> hashes,
                          std::int32_t num_tokens);
 
@@ -86,6 +98,10 @@ class KvBlockCache {
   std::int32_t num_cached_blocks() const {
     return static_cast<std::int32_t>(hash_to_block_.size());
   }
+  // Positions whose sliding-window blocks are cached.
+  std::int32_t num_cached_window_spans() const {
+    return static_cast<std::int32_t>(window_tags_.size());
+  }
   std::int64_t evictions() const { return evictions_; }
   bool prefix_caching() const { return prefix_caching_; }
 
@@ -102,19 +118,39 @@ class KvBlockCache {
     std::int32_t ref = 0;
     std::int32_t prev = kNone;  // free-queue links; meaningful only while ref == 0
     std::int32_t next = kNone;
-    bool hashed = false;
+    // A cached sliding-window block: the next block of its span (kNone at the span's end).
+    std::int32_t span_next = kNone;
+    bool hashed = false;  // a chain block in hash_to_block_
+    bool tagged = false;  // a sliding-window block in window_tags_
     BlockHash hash = 0;
   };
 
+  // The sliding layers keep their blocks per span: `full_groups` consecutive positions of the
+  // chain (one cache unit's worth of pages), `groups` blocks a span, one per sliding group. A
+  // span is cached under the chain hash of its first position; losing any of its blocks loses
+  // the span.
   struct RequestBlocks {
     std::vector<std::int32_t> blocks;
-    // The sliding-window layers' blocks: never hashed here (a hit is decided by the chain).
+    // The sliding-window layers' blocks of spans window_first, window_first + 1, ...
     std::vector<std::int32_t> window;
+    std::int32_t window_first = 0;
+    std::int32_t window_registered = 0;  // spans before this one were offered to window_tags_
+    std::int32_t computed_tokens = 0;
     // Leading blocks already offered to the hash map (registered or left unhashed).
     std::int32_t num_registered = 0;
   };
 
   std::int32_t blocks_needed(std::int32_t tokens) const;
+  std::int32_t spans_for(std::int32_t chain_blocks) const;
+  // Spans of `req` that left its window by the tokens it has computed.
+  std::int32_t spans_to_skip(const RequestBlocks& req) const;
+  bool span_cached(std::span<const BlockHash> hashes, std::int32_t position) const;
+  std::int32_t sliding_hit(std::span<const BlockHash> hashes, std::int32_t chain_hit) const;
+  // The first span a request hitting `num_cached_blocks` needs cached (a window before the hit).
+  std::int32_t first_hit_span(std::int32_t num_cached_blocks) const;
+  void take_window_span(RequestBlocks& req, std::span<const BlockHash> hashes, std::int32_t span);
+  void release(std::int32_t b);
+  void untag_span(BlockHash tag);
   // Free-queue pops `allocate` would need; throws on caller bugs.
   std::int32_t queue_demand(const RequestBlocks* held, std::span<const BlockHash> hashes,
                             std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
@@ -142,6 +178,9 @@ class KvBlockCache {
   // Open addressing (Debian's robin-map-dev): every lookup, store and eviction of a block goes
   // through this map, and a node-based map costs a cache miss per node on top of the bucket.
   tsl::robin_map<BlockHash, std::int32_t> hash_to_block_;
+  // Cached sliding-window spans: the chain hash of the span's first position -> its first block.
+  tsl::robin_map<BlockHash, std::int32_t> window_tags_;
+  std::int32_t hit_window_blocks_ = 0;  // ceil((window - 1) / block_size)
   std::unordered_map<std::int64_t, RequestBlocks> requests_;
   // Block lists of finished requests, kept so new requests reuse their capacity.
   std::vector<std::vector<std::int32_t>> spare_lists_;

@@ -329,8 +329,13 @@ void fuzz_keeps_invariants(SlidingWindowBlocks sliding) {
         ++allocated;
         hit_blocks += hit;
         tokens[id] = n;
+        // The window takes every position from the one its hit needs on (a new request has
+        // computed nothing past its hit).
         const std::int32_t chain = (n + kBlockSize - 1) / kBlockSize;
-        ASSERT_EQ(c.blocks_held(id), chain + sliding.blocks_for(chain));
+        const std::int32_t span = std::max(sliding.full_groups, 1);
+        const std::int32_t first_span = std::max(0, hit - (sliding.window_blocks - 1)) / span;
+        const std::int32_t spans = (chain + span - 1) / span - first_span;
+        ASSERT_EQ(c.blocks_held(id), chain + sliding.groups * spans);
         c.cache_full_blocks(id, h, n);
       } else {
         ++refused;
@@ -377,6 +382,7 @@ TEST(KvBlockCache, FuzzKeepsInvariants) { fuzz_keeps_invariants({}); }
 TEST(KvBlockCache, FuzzKeepsInvariantsWithSlidingWindowLayers) {
   fuzz_keeps_invariants({.groups = 1, .window_blocks = 3, .full_groups = 1});
   fuzz_keeps_invariants({.groups = 6, .window_blocks = 2, .full_groups = 1});
+  fuzz_keeps_invariants({.groups = 1, .window_blocks = 4, .full_groups = 2});
 }
 
 // gpt-oss: one full and one sliding group. Gemma 3: one full, six sliding groups.
@@ -390,31 +396,85 @@ TEST(KvBlockCache, SlidingWindowLayersHoldTheirLastWindowBesideTheChain) {
   EXPECT_EQ((SlidingWindowBlocks{.groups = 1, .window_blocks = 5, .full_groups = 2}).blocks_for(9),
             3);  // 5 pages of a group in units of 2
 
-  KvBlockCache c(12, 4, true, {.groups = 1, .window_blocks = 3, .full_groups = 1});
+  // A 9-token window over blocks of 4: a query needs the 2 blocks before it.
+  KvBlockCache c(40, 4, true, {.groups = 1, .window_blocks = 3, .full_groups = 1});
   const Hashes a = {11, 12, 13, 14, 15, 16, 17, 18};
-  // 8 blocks of the chain and 3 of the window: 11 of 12.
+  // A prefill of 32 tokens computes every position of its chunk in the sliding layers too.
   ASSERT_TRUE(c.allocate(1, a, 0, 32));
-  EXPECT_EQ(c.blocks_held(1), 11);
-  EXPECT_EQ(c.num_free_blocks(), 1);
+  EXPECT_EQ(c.blocks_held(1), 16);
   c.cache_full_blocks(1, a, 32);
-  EXPECT_EQ(c.num_cached_blocks(), 8);  // the window's blocks are never hashed
+  EXPECT_EQ(c.num_cached_blocks(), 8);
+  EXPECT_EQ(c.num_cached_window_spans(), 8);
+  // Its first decode step frees the 6 blocks no query sees again (tokens before 32 - 9 + 1)
+  // and takes a block in each kind for token 33: 9 + 3 held. The freed ones stay cached.
+  ASSERT_TRUE(c.allocate(1, a, 0, 33));
+  EXPECT_EQ(c.blocks_held(1), 12);
+  EXPECT_EQ(c.num_free_blocks(), 28);
+  EXPECT_EQ(c.num_cached_window_spans(), 8);
   c.free(1);
-  EXPECT_EQ(c.num_free_blocks(), 12);
-  // A request that hits the chain still takes a window of its own: the hit is decided by the
-  // full-attention chain. Its 4 new blocks are the untouched one and the old window's.
   EXPECT_EQ(c.lookup(a, 33), 8);
-  ASSERT_TRUE(c.allocate(2, a, 8, 33));
-  EXPECT_EQ(c.blocks_held(2), 12);
-  EXPECT_EQ(c.num_free_blocks(), 0);
+  // The queue now holds the 22 untouched blocks, the six the window left (nearest it first),
+  // the window's last three, then the chain. A new request of 16 blocks a kind takes 32 of
+  // them: every sliding block of request 1 goes, and with them its hit, though no block of its
+  // chain was evicted.
+  Hashes other;
+  for (BlockHash h = 100; h < 116; ++h) other.push_back(h);
+  ASSERT_TRUE(c.allocate(2, other, 0, 64));
   EXPECT_EQ(c.evictions(), 0);
-  EXPECT_FALSE(c.can_allocate(3, Hashes{91}, 0, 1));
-  // Released, the window's blocks go to the queue ahead of the chain's, so a new request of
-  // 3 + 3 blocks takes them and the chain's partial tail before it evicts two cached blocks
-  // (five if the window went last).
+  EXPECT_EQ(c.num_cached_window_spans(), 0);
+  EXPECT_EQ(c.lookup(a, 33), 0);
+  c.check_invariants();
+}
+
+// vLLM's hybrid coordinator: the full-attention hit is cut back to the last position before
+// which the sliding layers hold a whole window.
+TEST(KvBlockCache, ASlidingWindowHitEndsWhereItsWindowIsCached) {
+  // A 13-token window over blocks of 4: a hit needs the 3 blocks before its end.
+  KvBlockCache c(20, 4, true, {.groups = 1, .window_blocks = 4, .full_groups = 1});
+  const Hashes shared = {1, 2, 3, 4, 5, 6};
+  const Hashes longer = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  // Request 1 computes the shared six positions and keeps running.
+  ASSERT_TRUE(c.allocate(1, shared, 0, 24));
+  c.cache_full_blocks(1, shared, 24);
+  // Request 2 hits them (and the window before its hit), computes four more, and ends.
+  ASSERT_EQ(c.lookup(longer, 40), 6);
+  ASSERT_TRUE(c.allocate(2, longer, 6, 40));
+  EXPECT_EQ(c.blocks_held(2), 10 + 7);  // the window from position 3 on
+  c.cache_full_blocks(2, longer, 40);
   c.free(2);
-  ASSERT_TRUE(c.allocate(3, Hashes{91, 92, 93}, 0, 12));
-  EXPECT_EQ(c.evictions(), 2);
-  EXPECT_EQ(c.lookup(a, 33), 6);
+  EXPECT_EQ(c.lookup(longer, 44), 10);
+  // Its sliding blocks went to the queue before its chain: a request of 2 + 2 blocks takes
+  // exactly them. The chain of 10 is intact, but the window before position 10 is gone; the
+  // last whole window left is request 1's, before position 6.
+  ASSERT_TRUE(c.allocate(3, Hashes{50, 51}, 0, 8));
+  EXPECT_EQ(c.evictions(), 0);
+  EXPECT_EQ(c.num_cached_blocks(), 10);
+  EXPECT_EQ(c.lookup(longer, 44), 6);
+  c.check_invariants();
+}
+
+TEST(KvBlockCache, ASlidingWindowHitFromTheStartNeedsNoWholeWindow) {
+  KvBlockCache c(20, 4, true, {.groups = 1, .window_blocks = 4, .full_groups = 1});
+  ASSERT_TRUE(c.allocate(1, Hashes{21, 22}, 0, 8));
+  c.cache_full_blocks(1, Hashes{21, 22}, 8);
+  c.free(1);
+  // Two cached positions, fewer than the window's three, but nothing comes before them.
+  EXPECT_EQ(c.lookup(Hashes{21, 22, 23, 24, 25}, 20), 2);
+}
+
+TEST(KvBlockCache, SlidingGroupsLoseASpanWithAnyOfItsBlocks) {
+  // Six sliding groups: a position costs six blocks beside its chain block.
+  KvBlockCache c(16, 4, true, {.groups = 6, .window_blocks = 2, .full_groups = 1});
+  ASSERT_TRUE(c.allocate(1, Hashes{31, 32}, 0, 8));
+  EXPECT_EQ(c.blocks_held(1), 14);
+  c.cache_full_blocks(1, Hashes{31, 32}, 8);
+  EXPECT_EQ(c.num_cached_window_spans(), 2);
+  c.free(1);
+  // A request of one token takes 1 + 6 blocks: the two untouched and five of the first span
+  // released, position 1's (the tail's). Position 0 keeps all six.
+  ASSERT_TRUE(c.allocate(2, {}, 0, 1));
+  EXPECT_EQ(c.num_cached_window_spans(), 1);
+  EXPECT_EQ(c.lookup(Hashes{31, 32, 33}, 12), 1);
   c.check_invariants();
 }
 

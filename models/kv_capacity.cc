@@ -91,6 +91,7 @@ SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block
     s.full_groups = (full + size - 1) / size;
     s.groups = (sliding + size - 1) / size;
     s.window_blocks = (llm.sliding_window - 1 + block_size - 1) / block_size + 1;
+    s.window_tokens = llm.sliding_window;
   }
   if (layers_per_group != nullptr) *layers_per_group = size;
   return s;

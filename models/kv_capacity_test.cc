@@ -68,6 +68,7 @@ TEST(KvCapacity, SlidingWindowLayersShareThePoolInGroupsOfEqualSize) {
   EXPECT_EQ(s.full_groups, 1);
   EXPECT_EQ(s.groups, 1);
   EXPECT_EQ(s.window_blocks, 9);  // ceil(127 / 16) + 1
+  EXPECT_EQ(s.window_tokens, 128);
   const KvCapacity cap = compute_kv_capacity(find_gpu("H200"), oss, 0.9, 1, 2, 16, 8192);
   EXPECT_EQ(cap.bytes_per_token, 2 * 8 * 64 * 2 * 18);  // the full layers' half of the KV
   EXPECT_EQ(cap.sliding.window_blocks, 9);
