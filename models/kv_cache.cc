@@ -145,7 +145,7 @@ std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
         demand += groups;
         continue;
       }
-      for (std::int32_t b = it->second; b != kNone; b = blocks_[static_cast<size_t>(b)].span_next) {
+      for (std::int32_t b = it->second; b != kNone; b = span_next_[static_cast<size_t>(b)]) {
         if (blocks_[static_cast<size_t>(b)].ref == 0) ++demand;
       }
     }
@@ -169,7 +169,7 @@ void KvBlockCache::take_window_span(RequestBlocks& req, std::span<const BlockHas
     req.window.insert(req.window.end(), static_cast<size_t>(sliding_.groups), kNone);
     return;
   }
-  for (std::int32_t b = it->second; b != kNone; b = blocks_[static_cast<size_t>(b)].span_next) {
+  for (std::int32_t b = it->second; b != kNone; b = span_next_[static_cast<size_t>(b)]) {
     if (blocks_[static_cast<size_t>(b)].ref == 0) queue_remove(b);
     ++blocks_[static_cast<size_t>(b)].ref;
     req.window.push_back(b);
@@ -187,10 +187,10 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
   if (first) {
     it = requests_.try_emplace(req_id).first;
     if (!spare_lists_.empty()) {
-      it->second.blocks = std::move(spare_lists_.back());
+      it.value().blocks = std::move(spare_lists_.back());
       spare_lists_.pop_back();
     }
-    auto& list = it->second.blocks;
+    auto& list = it.value().blocks;
     list.reserve(static_cast<size_t>(needed));
     // Touch before popping, so the pops cannot take (and evict) a block this request reuses.
     for (std::int32_t i = 0; i < num_cached_blocks; ++i) {
@@ -199,17 +199,17 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
       ++blocks_[static_cast<size_t>(b)].ref;
       list.push_back(b);
     }
-    it->second.num_registered = num_cached_blocks;
-    it->second.computed_tokens = num_cached_blocks * block_size_;
+    it.value().num_registered = num_cached_blocks;
+    it.value().computed_tokens = num_cached_blocks * block_size_;
     if (groups > 0) {
-      RequestBlocks& req = it->second;
+      RequestBlocks& req = it.value();
       req.window_first = req.window_registered = first_hit_span(num_cached_blocks);
       for (std::int32_t s = req.window_first; s < spans_for(num_cached_blocks); ++s) {
         take_window_span(req, hashes, s);
       }
     }
   } else if (groups > 0) {
-    RequestBlocks& req = it->second;
+    RequestBlocks& req = it.value();
     const std::int32_t skip = spans_to_skip(req);
     // Nearest the window first, as remove_skipped_blocks frees them: evicted first.
     for (std::int32_t i = skip * groups - 1; i >= 0; --i) {
@@ -219,14 +219,14 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
     req.window_first += skip;
     req.window_registered = std::max(req.window_registered, req.window_first);
   }
-  auto& list = it->second.blocks;
+  auto& list = it.value().blocks;
   while (static_cast<std::int32_t>(list.size()) < needed) {
     const std::int32_t b = pop_free_head();
     blocks_[static_cast<size_t>(b)].ref = 1;
     list.push_back(b);
   }
   if (groups > 0) {
-    RequestBlocks& req = it->second;
+    RequestBlocks& req = it.value();
     for (auto& b : req.window) {
       if (b == kNone) {
         b = pop_free_head();
@@ -248,7 +248,7 @@ void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockH
                                      std::int32_t num_tokens) {
   const auto it = requests_.find(req_id);
   if (it == requests_.end()) return;
-  RequestBlocks& req = it->second;
+  RequestBlocks& req = it.value();
   req.computed_tokens = std::max(req.computed_tokens, num_tokens);
   if (!prefix_caching_) return;
   const std::int32_t full = std::min<std::int32_t>({num_tokens / block_size_,
@@ -278,7 +278,8 @@ void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockH
       Block& block = blocks_[static_cast<size_t>(req.window[first + static_cast<size_t>(g)])];
       block.tagged = true;
       block.hash = tag;
-      block.span_next = g + 1 < groups ? req.window[first + static_cast<size_t>(g) + 1] : kNone;
+      span_next_[static_cast<size_t>(req.window[first + static_cast<size_t>(g)])] =
+          g + 1 < groups ? req.window[first + static_cast<size_t>(g) + 1] : kNone;
     }
   }
   req.window_registered = std::max(req.window_registered, s);
@@ -289,13 +290,13 @@ void KvBlockCache::release(std::int32_t b) {
 }
 
 void KvBlockCache::free(std::int64_t req_id) {
-  const auto it = requests_.find(req_id);
+  auto it = requests_.find(req_id);
   if (it == requests_.end()) return;
   // The sliding layers' blocks go first (vLLM frees its groups in order, and the first layer of
   // gpt-oss and Gemma is a sliding one), each group's tail first.
-  auto& window = it->second.window;
+  auto& window = it.value().window;
   for (auto b = window.rbegin(); b != window.rend(); ++b) release(*b);
-  auto& list = it->second.blocks;
+  auto& list = it.value().blocks;
   for (auto b = list.rbegin(); b != list.rend(); ++b) release(*b);
   list.clear();
   spare_lists_.push_back(std::move(list));
@@ -342,6 +343,7 @@ std::int32_t KvBlockCache::pop_free_head() {
   if (static_cast<std::int32_t>(blocks_.size()) < num_blocks_) {
     // The head of the queue is the next untouched block.
     blocks_.emplace_back();
+    if (sliding_.groups > 0) span_next_.push_back(kNone);
     --num_free_;
     return static_cast<std::int32_t>(blocks_.size()) - 1;
   }
@@ -366,10 +368,11 @@ void KvBlockCache::untag_span(BlockHash tag) {
   window_tags_.erase(it);
   while (b != kNone) {
     Block& block = blocks_[static_cast<size_t>(b)];
-    b = block.span_next;
+    const std::int32_t next = span_next_[static_cast<size_t>(b)];
+    span_next_[static_cast<size_t>(b)] = kNone;
+    b = next;
     block.tagged = false;
     block.hash = 0;
-    block.span_next = kNone;
   }
 }
 
@@ -424,7 +427,7 @@ void KvBlockCache::check_invariants() const {
   }
   for (const auto& [tag, first] : window_tags_) {
     std::int32_t n = 0;
-    for (std::int32_t b = first; b != kNone; b = blocks_[static_cast<size_t>(b)].span_next) {
+    for (std::int32_t b = first; b != kNone; b = span_next_[static_cast<size_t>(b)]) {
       if (b < 0 || static_cast<size_t>(b) >= blocks_.size() || ++n > sliding_.groups) {
         fail("window span links broken");
       }

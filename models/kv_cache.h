@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 
 #include <tsl/robin_map.h>
 #include <vector>
@@ -118,12 +117,12 @@ class KvBlockCache {
     std::int32_t ref = 0;
     std::int32_t prev = kNone;  // free-queue links; meaningful only while ref == 0
     std::int32_t next = kNone;
-    // A cached sliding-window block: the next block of its span (kNone at the span's end).
-    std::int32_t span_next = kNone;
     bool hashed = false;  // a chain block in hash_to_block_
     bool tagged = false;  // a sliding-window block in window_tags_
     BlockHash hash = 0;
   };
+  // A pod of a big fleet stores tens of thousands of these.
+  static_assert(sizeof(Block) <= 24);
 
   // The sliding layers keep their blocks per span: `full_groups` consecutive positions of the
   // chain (one cache unit's worth of pages), `groups` blocks a span, one per sliding group. A
@@ -165,6 +164,9 @@ class KvBlockCache {
   // released block: they are counted, not stored, and a pod's memory follows what it has used,
   // not its capacity (a pod of a big tensor-parallel group has millions of blocks).
   std::vector<Block> blocks_;
+  // With sliding-window layers, beside blocks_: a cached window block's next block of its span
+  // (kNone at the span's end). Apart, so that a Block stays 24 bytes.
+  std::vector<std::int32_t> span_next_;
   std::int32_t num_blocks_ = 0;
   std::vector<KvEvent>* events_ = nullptr;
   std::int32_t block_size_;
@@ -181,7 +183,8 @@ class KvBlockCache {
   // Cached sliding-window spans: the chain hash of the span's first position -> its first block.
   tsl::robin_map<BlockHash, std::int32_t> window_tags_;
   std::int32_t hit_window_blocks_ = 0;  // ceil((window - 1) / block_size)
-  std::unordered_map<std::int64_t, RequestBlocks> requests_;
+  // Looked up for every running request at every step.
+  tsl::robin_map<std::int64_t, RequestBlocks> requests_;
   // Block lists of finished requests, kept so new requests reuse their capacity.
   std::vector<std::vector<std::int32_t>> spare_lists_;
 };
