@@ -103,20 +103,9 @@ Trace read_azure_trace(const std::string& path, const TraceReadOptions& options)
       --trace.lines_read;  // not a request line
       return;
     }
-    if (cells.size() != num_cols) {
-      // Name the first column the short row lacks (a truncated line), else the row as a whole.
-      std::string field = "<csv>";
-      for (const auto& [col, name] :
-           {std::pair{col_ts, "TIMESTAMP"}, std::pair{col_ctx, "ContextTokens"},
-            std::pair{col_gen, "GeneratedTokens"}}) {
-        if (col >= cells.size()) {
-          field = name;
-          break;
-        }
-      }
-      throw TraceLineError(field, "expected " + std::to_string(num_cols) + " columns, got " +
-                                      std::to_string(cells.size()));
-    }
+    check_csv_width(
+        cells, num_cols,
+        {{col_ts, "TIMESTAMP"}, {col_ctx, "ContextTokens"}, {col_gen, "GeneratedTokens"}});
     const std::int64_t t = parse_datetime_ns(cells[col_ts]);
     const std::int64_t ctx = parse_csv_count(cells[col_ctx], "ContextTokens", 1);
     const std::int64_t gen = parse_csv_count(cells[col_gen], "GeneratedTokens", 1);

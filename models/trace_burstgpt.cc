@@ -48,10 +48,12 @@ Trace read_burstgpt_trace(const std::string& path, const BurstGptOptions& option
       --trace.lines_read;  // not a request line
       return;
     }
-    if (cells.size() != num_cols) {
-      throw TraceLineError("<csv>", "expected " + std::to_string(num_cols) + " columns, got " +
-                                        std::to_string(cells.size()));
-    }
+    check_csv_width(cells, num_cols,
+                    {{col_ts, "Timestamp"},
+                     {col_model, "Model"},
+                     {col_req, "Request tokens"},
+                     {col_resp, "Response tokens"},
+                     {col_log, "Log Type"}});
     const double seconds = parse_seconds(cells[col_ts]);
     const std::int64_t prompt = parse_csv_count(cells[col_req], "Request tokens", 1);
     const std::int64_t output = parse_csv_count(cells[col_resp], "Response tokens", 0);

@@ -93,7 +93,10 @@ TEST(BurstGptTrace, ErrorsNameFileLineAndField) {
             zero + ":2: Request tokens: expected an integer in [1, 1e9], got 0");
   const std::string cols = write_temp("c.csv", head + "9,ChatGPT,1,1\n");
   EXPECT_EQ(trace_error_of([&] { read_burstgpt_trace(cols); }),
-            cols + ":2: <csv>: expected 6 columns, got 4");
+            cols + ":2: Log Type: expected 6 columns, got 4");
+  const std::string wide = write_temp("w.csv", head + "9,ChatGPT,1,1,2,API log,x\n");
+  EXPECT_EQ(trace_error_of([&] { read_burstgpt_trace(wide); }),
+            wide + ":2: <csv>: expected 6 columns, got 7");
 }
 
 TEST(BurstGptTrace, ReadingStopsAtTheWindowEvenOnFilteredRows) {

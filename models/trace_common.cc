@@ -109,6 +109,20 @@ std::size_t csv_column(const std::vector<std::string_view>& header, const std::s
                    ": missing column in the header (expected " + want + "; found " + found + ")");
 }
 
+void check_csv_width(const std::vector<std::string_view>& cells, std::size_t num_cols,
+                     std::initializer_list<std::pair<std::size_t, const char*>> used) {
+  if (cells.size() == num_cols) return;
+  const std::pair<std::size_t, const char*>* lacking = nullptr;
+  for (const auto& column : used) {
+    if (column.first >= cells.size() && (lacking == nullptr || column.first < lacking->first)) {
+      lacking = &column;
+    }
+  }
+  throw TraceLineError(
+      lacking != nullptr ? lacking->second : "<csv>",
+      "expected " + std::to_string(num_cols) + " columns, got " + std::to_string(cells.size()));
+}
+
 std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
                              std::int64_t min_value) {
   std::int64_t v = 0;

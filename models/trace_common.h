@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -87,6 +89,10 @@ std::size_t csv_column(const std::vector<std::string_view>& header, const std::s
                        std::int64_t line_no);
 std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
                              std::int64_t min_value);
+// A row of another width than the header's is a TraceLineError naming the first column the
+// reader uses that the row lacks (a truncated line), else the row as a whole ("<csv>").
+void check_csv_width(const std::vector<std::string_view>& cells, std::size_t num_cols,
+                     std::initializer_list<std::pair<std::size_t, const char*>> used);
 
 // JSON accessors for one line's object: each throws TraceLineError naming the field.
 nlohmann::json parse_json_line(std::string_view text);
