@@ -99,11 +99,18 @@ bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs n
   s.num_computed = s.cached_tokens;
   s.loading_blocks = blocks;
   // Saturated: a link slowed a millionfold must not wrap the clock around.
-  const TimeNs read =
-      saturated_ns(static_cast<double>(s.remote_latency) +
-                   static_cast<double>(blocks) * static_cast<double>(s.remote_ns_per_block));
+  const double transfer = static_cast<double>(blocks) * static_cast<double>(s.remote_ns_per_block);
+  const TimeNs read = saturated_ns(static_cast<double>(s.remote_latency) + transfer);
   s.load_done = std::min(kTimeLimit, std::max(now, network_free_) + read);
   network_free_ = s.load_done;
+  if (s.remote_source_free != nullptr) {
+    // The prefill pod's link carries its share of every read asked of it, one after another;
+    // a read ends when both ends have carried it.
+    TimeNs& source = *s.remote_source_free;
+    source = std::min(kTimeLimit,
+                      std::max(now, source) + saturated_ns(transfer * s.remote_source_share));
+    s.load_done = std::max(s.load_done, source);
+  }
   loading_.push_back(std::move(waiting_.front()));
   waiting_.pop_front();
   return true;
@@ -167,6 +174,8 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   seq->remote_ns_per_block = remote.ns_per_block;
   seq->remote_latency = remote.latency;
   seq->remote_load_fails = remote.fails;
+  seq->remote_source_free = remote.source_link_free;
+  seq->remote_source_share = remote.source_share;
   waiting_.push_back(std::move(seq));
 }
 

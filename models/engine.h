@@ -33,6 +33,11 @@ struct RemoteKv {
   TimeNs ns_per_block = 0;
   TimeNs latency = 0;
   bool fails = false;  // the read fails when it would have ended (a KV link down)
+  // When the prefill pod's link (its NICs together) has sent what it was asked for, shared by
+  // every decode pod reading from it (nullptr: it only ever sends this read), and the fraction
+  // of that link this read keeps busy (a TP 1 reader of a TP 4 prefill pod: a quarter).
+  TimeNs* source_link_free = nullptr;
+  double source_share = 1.0;
 };
 
 struct EngineConfig {
@@ -82,6 +87,8 @@ struct Sequence {
   TimeNs remote_ns_per_block = 0;
   TimeNs remote_latency = 0;
   bool remote_load_fails = false;
+  TimeNs* remote_source_free = nullptr;
+  double remote_source_share = 1.0;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
 };

@@ -3,6 +3,9 @@
 // token, which the decode pod computes to sample the first output token.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
 #include "models/block_hash.h"
 #include "models/engine.h"
 #include "models/engine_test_util.h"
@@ -64,6 +67,37 @@ TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgainAndReadsQueueOnItsLink) 
   EXPECT_EQ(e.counters().prefix_cache_hits, 64);
   e.plan_step(3000);  // the first read ends; the second ends 2 us later
   EXPECT_EQ(e.next_load_done(), TimeNs{5000});
+}
+
+// Two decode pods reading from one prefill pod at once: its link sends one read after the other.
+TEST(EngineRemoteKv, ReadsFromOnePrefillPodQueueOnItsLink) {
+  Engine a(config(), 64);
+  Engine b(config(), 64);
+  TimeNs prefill_link = 0;
+  a.add(make_request(1, 111, 100, 1), 0, RemoteKv{1000, 0, false, &prefill_link});  // 7 blocks
+  b.add(make_request(2, 222, 48, 1), 0, RemoteKv{1000, 0, false, &prefill_link});   // 3 blocks
+  a.plan_step(0);
+  b.plan_step(0);
+  EXPECT_EQ(a.next_load_done(), TimeNs{7000});
+  EXPECT_EQ(b.next_load_done(), TimeNs{10000});  // after a's read, though b's own link was free
+  EXPECT_EQ(prefill_link, TimeNs{10000});
+  // A TP 4 prefill pod's four NICs carry four TP 1 reads at once, each at its reader's pace.
+  TimeNs wide_link = 0;
+  std::vector<std::unique_ptr<Engine>> readers;
+  for (int i = 0; i < 5; ++i) {
+    readers.push_back(std::make_unique<Engine>(config(), 64));
+    readers.back()->add(make_request(10 + i, 500 + static_cast<std::uint64_t>(i), 64, 1), 0,
+                        RemoteKv{1000, 0, false, &wide_link, 0.25});  // 4 blocks each
+    readers.back()->plan_step(0);
+  }
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(readers[static_cast<size_t>(i)]->next_load_done(), 4000);
+  EXPECT_EQ(readers[4]->next_load_done(), TimeNs{5000});  // a fifth waits for a share
+  // A read from another prefill pod does not wait for this one.
+  TimeNs other_link = 0;
+  Engine c(config(), 64);
+  c.add(make_request(3, 333, 48, 1), 0, RemoteKv{1000, 0, false, &other_link});
+  c.plan_step(0);
+  EXPECT_EQ(c.next_load_done(), TimeNs{3000});
 }
 
 // vLLM's prefill side keeps a finished prompt's blocks until the decode pod has read them.

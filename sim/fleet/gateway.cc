@@ -420,12 +420,13 @@ void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
   if (r->prefill_leg_for >= 0) {
     end_prefill_leg(r->id, pod, r->attempt);
     const int decode = r->prefill_leg_for;
-    const Pod& prefill = *pods_[static_cast<size_t>(pod)];
+    Pod& prefill = *pods_[static_cast<size_t>(pod)];
     const std::int32_t tp = prefill.tensor_parallel_size();
     const bool link_down = prefill.kv_link_down();
     const double slowdown = prefill.kv_link_slowdown();
-    loop_.schedule_in(latency_to(pod), [this, r, decode, tp, link_down, slowdown] {
-      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp, link_down, slowdown);
+    TimeNs* link = prefill.kv_out_link();
+    loop_.schedule_in(latency_to(pod), [this, r, decode, tp, link_down, slowdown, link] {
+      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp, link_down, slowdown, link);
     });
     return;
   }

@@ -113,7 +113,7 @@ RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
 }
 
 void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
-                       double source_slowdown) {
+                       double source_slowdown, TimeNs* source_link) {
   RequestPtr r = take_awaiting_prefill(*leg);
   if (!r) return;
   const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
@@ -121,7 +121,8 @@ void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool sour
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
   const double slowdown = std::max(source_slowdown, kv_link_slowdown_);
   const RemoteKv remote{saturated_ns(block_bytes * slowdown / config_.kv_transfer_gbs),
-                        config_.kv_transfer_latency, source_link_down || kv_link_down_};
+                        config_.kv_transfer_latency, source_link_down || kv_link_down_, source_link,
+                        static_cast<double>(t) / std::max(prefill_tp, 1)};
   engine_->add(std::move(r), loop_.now(), remote);
   if (!busy_) start_step();
 }

@@ -89,10 +89,11 @@ class Pod {
   // Prefill/decode disaggregation, on a decode pod: the prefill pod (of tensor-parallel size
   // `prefill_tp`) computed `leg`'s prompt, so the request it was for joins the engine to read
   // that KV (a read that fails when `source_link_down`, or this pod's own link is, and runs
-  // `source_slowdown` times slower, or this pod's own factor if larger); or the leg failed, and
-  // so does the request.
+  // `source_slowdown` times slower, or this pod's own factor if larger, after the reads the
+  // prefill pod's link already carries: `source_link` is when it is free); or the leg failed,
+  // and so does the request.
   void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
-                    double source_slowdown);
+                    double source_slowdown, TimeNs* source_link);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
   // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
   void release_prefill_kv(std::int64_t id, std::int32_t attempt);
@@ -114,6 +115,8 @@ class Pod {
   // read to or from it takes that much longer, the slower end setting the pace.
   void set_kv_link_slowdown(double factor) { kv_link_slowdown_ = factor; }
   double kv_link_slowdown() const { return kv_link_slowdown_; }
+  // On a prefill pod: when its KV-transfer link has sent the reads already asked of it.
+  TimeNs* kv_out_link() { return &kv_out_free_; }
   // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
   // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.
   void drain(std::function<void()> on_stopped);
@@ -156,6 +159,7 @@ class Pod {
   double slowdown_ = 1.0;
   bool kv_link_down_ = false;
   double kv_link_slowdown_ = 1.0;
+  TimeNs kv_out_free_ = 0;
   // Bumped by every crash, so work scheduled before it (API stage, a step) is dropped.
   std::uint64_t epoch_ = 0;
   // Requests past the API stage that already streamed their first token.
