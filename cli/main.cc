@@ -237,15 +237,17 @@ int cmd_list(const std::string& what) {
       std::cout << std::left << std::setw(32) << m.name << m.help << "\n";
     }
   } else if (what == "models") {
+    std::size_t width = 0;  // the longest name and two spaces, so no name runs into its figures
+    for (const auto& name : model_names()) width = std::max(width, name.size() + 2);
     for (const auto& name : model_names()) {
       const LlmSpec& m = find_model(name);
       std::ostringstream sizes;  // what a capacity planner asks first: weight, and per token
       sizes << std::fixed << std::setprecision(1) << m.weight_bytes_total() / (1 << 30) << " GiB "
             << weight_dtype_name(m.weight_dtype) << (m.quantized_experts_only ? " experts" : "")
             << ", " << m.activated_params() / 1e9 << "B active  ";
-      std::cout << std::left << std::setw(34) << name << std::right << std::setw(7) << m.params_b
-                << "B params  " << std::left << std::setw(38) << sizes.str() << std::right
-                << std::setw(3) << m.layers << " layers  "
+      std::cout << std::left << std::setw(static_cast<int>(width)) << name << std::right
+                << std::setw(7) << m.params_b << "B params  " << std::left << std::setw(38)
+                << sizes.str() << std::right << std::setw(3) << m.layers << " layers  "
                 << (m.is_mla() ? "latent attention" : std::to_string(m.num_kv_heads) + " KV heads")
                 << "  " << m.kv_bytes_per_token(2, 1) << " KV bytes/token (bf16)"
                 << (m.sliding_window > 0
