@@ -234,15 +234,20 @@ std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Le
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
   const Health& health = health_of(replica);
   std::vector<PodState>& out = candidates_;
-  out.clear();
   // Only the gateway's own arrays unless the policy reads the engines: a pod's engine is a
-  // memory access of its own, per pod and per request.
+  // memory access of its own, per pod and per request. The buffer keeps last request's entries,
+  // so a pod in the same place keeps its name and only its figures are written.
+  size_t n = 0;
   for (size_t i = 0; i < pods_.size(); ++i) {
     if (!health.healthy[i] || !endpoints_[i]) continue;
     if (disaggregated_ && (pod_roles_[i] == PodRole::kPrefill) != (leg == Leg::kPrefill)) continue;
-    PodState& s = out.emplace_back();
-    s.index = static_cast<int>(i);
-    s.name = pod_names_[i];
+    if (n == out.size()) out.emplace_back();
+    PodState& s = out[n++];
+    if (s.index != static_cast<int>(i) || s.name.empty()) {
+      s = PodState{};
+      s.index = static_cast<int>(i);
+      s.name = pod_names_[i];
+    }
     s.inflight_requests = rep.inflight[i];
     s.inflight_tokens = rep.inflight_tokens[i];
     s.pool = pod_pools_[i];
@@ -255,8 +260,12 @@ std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Le
       s.waiting = e.num_waiting();
       s.running = e.num_running();
       s.kv_usage = e.cache().usage();
+    } else {
+      s.waiting = s.running = 0;
+      s.kv_usage = 0;
     }
   }
+  out.resize(n);
   return out;
 }
 
