@@ -216,6 +216,10 @@ int cmd_calibrate(const CalibrateOptions& o) {
 }
 
 int cmd_list(const std::string& what) {
+  if (what.empty()) {
+    std::cerr << "error: say what to list: policies, workloads, gpus, models or metrics\n";
+    return 2;
+  }
   if (what == "policies") {
     for (const auto& [name, e] : PolicyRegistry::instance().entries()) {
       std::cout << std::left << std::setw(20) << name << e.description << "\n";
@@ -328,6 +332,10 @@ int cmd_describe(const std::string& name) {
   for (const auto& [kind, spec] : fault_specs()) valid.push_back(kind);
   for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
   for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
+  if (name.empty()) {
+    std::cerr << "error: say what to describe; valid names: " << join(valid, ", ") << "\n";
+    return 2;
+  }
   throw UnknownNameError("name", name, valid);
 }
 
@@ -454,7 +462,6 @@ int main(int argc, char** argv) {
   CLI::App* list_cmd =
       app.add_subcommand("list", "list policies, workloads, GPUs, models or the metrics of an arm");
   list_cmd->add_option("what", list_what, "policies | workloads | gpus | models | metrics")
-      ->required()
       ->check(CLI::IsMember({"policies", "workloads", "gpus", "models", "metrics"}));
 
   std::string describe_name;
@@ -462,11 +469,10 @@ int main(int argc, char** argv) {
       "describe",
       "show the parameters of a policy, a workload, a fault kind, or the server / cost_model / "
       "slo / model / gpu / campaign / autoscaling / faults sections");
-  describe_cmd
-      ->add_option("name", describe_name,
-                   "policy, workload, fault kind, server, cost_model, slo, model, gpu, campaign, "
-                   "autoscaling or faults")
-      ->required();
+  describe_cmd->add_option(
+      "name", describe_name,
+      "policy, workload, fault kind, server, cost_model, slo, model, gpu, campaign, "
+      "autoscaling or faults");
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
