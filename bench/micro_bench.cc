@@ -80,7 +80,7 @@ BENCHMARK(BM_KvLookup500);
 // prompt (512 blocks). Arg 0 (cold): 64 distinct prompts in rotation overflow the pool, so every
 // block misses and the allocator evicts. Arg 1 (warm): the same prompt every time, 511 blocks hit.
 // items = blocks held per cycle.
-void BM_KvAllocCacheFree(benchmark::State& state) {
+void kv_alloc_cache_free(benchmark::State& state, SlidingWindowBlocks sliding) {
   const bool warm = state.range(0) == 1;
   const std::int32_t tokens = 8'192;
   const int variants = warm ? 1 : 64;
@@ -89,7 +89,7 @@ void BM_KvAllocCacheFree(benchmark::State& state) {
     prompts.push_back(
         hash_blocks(chat_prompt(tokens, 100 + static_cast<std::uint64_t>(v)), kBlockSize));
   }
-  KvBlockCache cache(kPodBlocks, kBlockSize, true);
+  KvBlockCache cache(kPodBlocks, kBlockSize, true, sliding);
   std::int64_t id = 0;
   std::int64_t blocks = 0;
   std::int64_t hits = 0;
@@ -110,7 +110,16 @@ void BM_KvAllocCacheFree(benchmark::State& state) {
   state.counters["hit_blocks"] =
       benchmark::Counter(static_cast<double>(hits), benchmark::Counter::kAvgIterations);
 }
+void BM_KvAllocCacheFree(benchmark::State& state) { kv_alloc_cache_free(state, {}); }
 BENCHMARK(BM_KvAllocCacheFree)->Arg(0)->Arg(1)->ArgNames({"warm"});
+
+// The same with gpt-oss's sliding-window layers (one sliding group, a 128-token window): the
+// prefill takes a window block for every position, and a hit needs the 8 before its end.
+void BM_KvAllocCacheFreeSliding(benchmark::State& state) {
+  kv_alloc_cache_free(state,
+                      {.groups = 1, .window_blocks = 9, .full_groups = 1, .window_tokens = 128});
+}
+BENCHMARK(BM_KvAllocCacheFreeSliding)->Arg(0)->Arg(1)->ArgNames({"warm"});
 
 // Engine::plan_step + finish_step with a decode batch of 64 sequences (1,024-token prompts,
 // 512 output tokens). Prefill runs untimed; each timed iteration is one decode step of 64
