@@ -72,8 +72,12 @@ std::optional<TimeNs> Engine::next_load_done() const {
 
 bool Engine::start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t blocks, TimeNs now,
                         StepPlan& plan) {
-  // The loaded blocks need GPU blocks like computed ones: the whole prompt is allocated now.
-  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens())) return false;
+  // The loaded blocks need GPU blocks like computed ones: the whole prompt is allocated now (a
+  // sliding-window layer's for the window the load ends with).
+  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens(),
+                       (cached_blocks + blocks) * config_.block_size)) {
+    return false;
+  }
   if (s.cached_tokens < 0) {
     s.cached_tokens = cached_blocks * config_.block_size;
     plan.admitted.push_back(&s);
@@ -93,7 +97,10 @@ bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs n
                                StepPlan& plan) {
   const std::int32_t prompt_blocks = (s.num_tokens() + config_.block_size - 1) / config_.block_size;
   const std::int32_t blocks = prompt_blocks - cached_blocks;
-  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens())) return false;
+  if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens(),
+                       s.num_tokens() - 1)) {
+    return false;
+  }
   s.cached_tokens = cached_blocks * config_.block_size;
   plan.admitted.push_back(&s);
   s.num_computed = s.cached_tokens;

@@ -50,18 +50,23 @@ std::int32_t KvBlockCache::spans_for(std::int32_t chain_blocks) const {
   return (chain_blocks + sliding_.full_groups - 1) / sliding_.full_groups;
 }
 
-std::int32_t KvBlockCache::first_hit_span(std::int32_t num_cached_blocks) const {
-  return std::max(0, num_cached_blocks - hit_window_blocks_) / sliding_.full_groups;
+std::int32_t KvBlockCache::first_useful_span(std::int64_t computed_tokens) const {
+  // vLLM's remove_skipped_blocks: tokens before computed - window + 1 are seen by no query.
+  const std::int64_t useful =
+      std::max<std::int64_t>(0, computed_tokens - sliding_.window_tokens + 1);
+  return static_cast<std::int32_t>(useful / block_size_ / sliding_.full_groups);
+}
+
+std::int32_t KvBlockCache::first_window_span(std::int32_t num_cached_blocks,
+                                             std::int32_t computed_tokens) const {
+  const std::int32_t hit =
+      std::max(0, num_cached_blocks - hit_window_blocks_) / sliding_.full_groups;
+  return computed_tokens < 0 ? hit : std::max(hit, first_useful_span(computed_tokens));
 }
 
 std::int32_t KvBlockCache::spans_to_skip(const RequestBlocks& req) const {
-  // vLLM's remove_skipped_blocks: tokens before computed - window + 1 are seen by no query.
-  const std::int64_t useful =
-      std::max<std::int64_t>(0, std::int64_t{req.computed_tokens} - sliding_.window_tokens + 1);
-  const auto first_useful_span =
-      static_cast<std::int32_t>(useful / block_size_ / sliding_.full_groups);
   const auto held = static_cast<std::int32_t>(req.window.size()) / sliding_.groups;
-  return std::clamp(first_useful_span - req.window_first, 0, held);
+  return std::clamp(first_useful_span(req.computed_tokens) - req.window_first, 0, held);
 }
 
 std::int32_t KvBlockCache::cached_block(BlockHash hash) const {
@@ -102,8 +107,8 @@ std::int32_t KvBlockCache::lookup(std::span<const BlockHash> hashes,
 
 std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
                                         std::span<const BlockHash> hashes,
-                                        std::int32_t num_cached_blocks,
-                                        std::int32_t total_tokens) const {
+                                        std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                                        std::int32_t computed_tokens) const {
   const std::int32_t needed = blocks_needed(total_tokens);
   const std::int32_t groups = sliding_.groups;
   if (held != nullptr) {
@@ -138,8 +143,9 @@ std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
     if (blocks_[static_cast<size_t>(b)].ref == 0) ++demand;
   }
   if (groups > 0) {
-    const std::int32_t hit_end = spans_for(num_cached_blocks);
-    for (std::int32_t s = first_hit_span(num_cached_blocks); s < hit_end; ++s) {
+    const std::int32_t first = first_window_span(num_cached_blocks, computed_tokens);
+    const std::int32_t hit_end = std::max(first, spans_for(num_cached_blocks));
+    for (std::int32_t s = first; s < hit_end; ++s) {
       const auto it = window_tags_.find(hashes[static_cast<size_t>(s) * sliding_.full_groups]);
       if (it == window_tags_.end()) {
         demand += groups;
@@ -155,10 +161,11 @@ std::int32_t KvBlockCache::queue_demand(const RequestBlocks* held,
 }
 
 bool KvBlockCache::can_allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
-                                std::int32_t num_cached_blocks, std::int32_t total_tokens) const {
+                                std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                                std::int32_t computed_tokens) const {
   const auto it = requests_.find(req_id);
   const RequestBlocks* held = it == requests_.end() ? nullptr : &it->second;
-  return queue_demand(held, hashes, num_cached_blocks, total_tokens) <= num_free_;
+  return queue_demand(held, hashes, num_cached_blocks, total_tokens, computed_tokens) <= num_free_;
 }
 
 void KvBlockCache::take_window_span(RequestBlocks& req, std::span<const BlockHash> hashes,
@@ -177,11 +184,14 @@ void KvBlockCache::take_window_span(RequestBlocks& req, std::span<const BlockHas
 }
 
 bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
-                            std::int32_t num_cached_blocks, std::int32_t total_tokens) {
+                            std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                            std::int32_t computed_tokens) {
   auto it = requests_.find(req_id);
   const bool first = it == requests_.end();
   const RequestBlocks* held = first ? nullptr : &it->second;
-  if (queue_demand(held, hashes, num_cached_blocks, total_tokens) > num_free_) return false;
+  if (queue_demand(held, hashes, num_cached_blocks, total_tokens, computed_tokens) > num_free_) {
+    return false;
+  }
   const std::int32_t needed = blocks_needed(total_tokens);
   const std::int32_t groups = sliding_.groups;
   if (first) {
@@ -200,10 +210,11 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
       list.push_back(b);
     }
     it.value().num_registered = num_cached_blocks;
-    it.value().computed_tokens = num_cached_blocks * block_size_;
+    it.value().computed_tokens = std::max(num_cached_blocks * block_size_, computed_tokens);
     if (groups > 0) {
       RequestBlocks& req = it.value();
-      req.window_first = req.window_registered = first_hit_span(num_cached_blocks);
+      req.window_first = req.window_registered =
+          first_window_span(num_cached_blocks, computed_tokens);
       for (std::int32_t s = req.window_first; s < spans_for(num_cached_blocks); ++s) {
         take_window_span(req, hashes, s);
       }

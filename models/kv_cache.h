@@ -66,12 +66,16 @@ class KvBlockCache {
   // must all be in the cache (as `lookup` just reported). Sliding-window layers get blocks for
   // every position from their window's start on (the whole chunk of a prefill step), after the
   // blocks that left the window by the tokens computed so far are freed, as vLLM's
-  // remove_skipped_blocks does first. Changes nothing and returns false when the free queue
-  // cannot supply the blocks.
+  // remove_skipped_blocks does first. On the first call, `computed_tokens` (when >= 0) says how
+  // many tokens count as computed before the step: a prompt loaded from a prefill pod or from
+  // host memory needs sliding blocks for its last window only. Changes nothing and returns
+  // false when the free queue cannot supply the blocks.
   bool allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
-                std::int32_t num_cached_blocks, std::int32_t total_tokens);
+                std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                std::int32_t computed_tokens = -1);
   bool can_allocate(std::int64_t req_id, std::span<const BlockHash> hashes,
-                    std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
+                    std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                    std::int32_t computed_tokens = -1) const;
 
   // Registers every block of `req_id` that is full at `num_tokens` tokens under hashes[i] (as far
   // as `hashes` reaches), and its sliding-window blocks of those positions with them. A hash
@@ -141,18 +145,23 @@ class KvBlockCache {
 
   std::int32_t blocks_needed(std::int32_t tokens) const;
   std::int32_t spans_for(std::int32_t chain_blocks) const;
+  // The first span still in the window once `computed_tokens` tokens are computed.
+  std::int32_t first_useful_span(std::int64_t computed_tokens) const;
   // Spans of `req` that left its window by the tokens it has computed.
   std::int32_t spans_to_skip(const RequestBlocks& req) const;
   bool span_cached(std::span<const BlockHash> hashes, std::int32_t position) const;
   std::int32_t sliding_hit(std::span<const BlockHash> hashes, std::int32_t chain_hit) const;
-  // The first span a request hitting `num_cached_blocks` needs cached (a window before the hit).
-  std::int32_t first_hit_span(std::int32_t num_cached_blocks) const;
+  // The first span a new request holds: the window before its hit of `num_cached_blocks`, or
+  // later when more than its hit counts as computed (`computed_tokens`; < 0: the hit only).
+  std::int32_t first_window_span(std::int32_t num_cached_blocks,
+                                 std::int32_t computed_tokens) const;
   void take_window_span(RequestBlocks& req, std::span<const BlockHash> hashes, std::int32_t span);
   void release(std::int32_t b);
   void untag_span(BlockHash tag);
   // Free-queue pops `allocate` would need; throws on caller bugs.
   std::int32_t queue_demand(const RequestBlocks* held, std::span<const BlockHash> hashes,
-                            std::int32_t num_cached_blocks, std::int32_t total_tokens) const;
+                            std::int32_t num_cached_blocks, std::int32_t total_tokens,
+                            std::int32_t computed_tokens) const;
   std::int32_t cached_block(BlockHash hash) const;
   void queue_remove(std::int32_t b);
   void queue_push_back(std::int32_t b);

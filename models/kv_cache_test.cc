@@ -323,17 +323,25 @@ void fuzz_keeps_invariants(SlidingWindowBlocks sliding) {
       const std::int32_t hit = c.lookup(h, n);
       ASSERT_LE(hit, (n - 1) / kBlockSize);
       const std::int32_t free_before = c.num_free_blocks();
-      const bool can = c.can_allocate(id, h, hit, n);
-      ASSERT_EQ(c.allocate(id, h, hit, n), can);
+      // One new request in four is a loaded prompt: all but its last token count as computed.
+      const bool loaded = rng() % 4 == 0;
+      const std::int32_t computed = loaded ? n - 1 : -1;
+      const bool can = c.can_allocate(id, h, hit, n, computed);
+      ASSERT_EQ(c.allocate(id, h, hit, n, computed), can);
       if (can) {
         ++allocated;
         hit_blocks += hit;
         tokens[id] = n;
-        // The window takes every position from the one its hit needs on (a new request has
-        // computed nothing past its hit).
+        // The window takes every position from the one its hit needs on, or from the first
+        // a loaded prompt's last window needs.
         const std::int32_t chain = (n + kBlockSize - 1) / kBlockSize;
         const std::int32_t span = std::max(sliding.full_groups, 1);
-        const std::int32_t first_span = std::max(0, hit - (sliding.window_blocks - 1)) / span;
+        std::int32_t first_span = std::max(0, hit - (sliding.window_blocks - 1)) / span;
+        if (loaded) {
+          const std::int32_t window_tokens = (sliding.window_blocks - 1) * kBlockSize + 1;
+          first_span =
+              std::max(first_span, std::max(0, computed - window_tokens + 1) / kBlockSize / span);
+        }
         const std::int32_t spans = (chain + span - 1) / span - first_span;
         ASSERT_EQ(c.blocks_held(id), chain + sliding.groups * spans);
         c.cache_full_blocks(id, h, n);
@@ -460,6 +468,24 @@ TEST(KvBlockCache, ASlidingWindowHitFromTheStartNeedsNoWholeWindow) {
   c.free(1);
   // Two cached positions, fewer than the window's three, but nothing comes before them.
   EXPECT_EQ(c.lookup(Hashes{21, 22, 23, 24, 25}, 20), 2);
+}
+
+// A prompt loaded whole (from a prefill pod, or host memory) counts as computed: its sliding
+// layers need blocks for the window it ends with only, as vLLM skips the rest.
+TEST(KvBlockCache, ALoadedPromptTakesSlidingBlocksForItsLastWindowOnly) {
+  KvBlockCache c(40, 4, true, {.groups = 1, .window_blocks = 3, .full_groups = 1});
+  Hashes h;
+  for (BlockHash b = 1; b <= 10; ++b) h.push_back(b);
+  // 40 tokens, 39 of them loaded: tokens before 39 - 9 + 1 = 31 are out of every window, so
+  // positions 7 to 9 take sliding blocks.
+  ASSERT_TRUE(c.can_allocate(1, h, 0, 40, 39));
+  ASSERT_TRUE(c.allocate(1, h, 0, 40, 39));
+  EXPECT_EQ(c.blocks_held(1), 10 + 3);
+  c.cache_full_blocks(1, h, 39);
+  EXPECT_EQ(c.num_cached_window_spans(), 2);  // positions 7 and 8 are full; 9 is not yet
+  c.free(1);
+  EXPECT_EQ(c.lookup(h, 40), 9);
+  c.check_invariants();
 }
 
 TEST(KvBlockCache, SlidingGroupsLoseASpanWithAnyOfItsBlocks) {
