@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/calibration_test_util.h"
+#include "models/trace_test_util.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -18,11 +19,7 @@ using testing::synthetic_steps;
 using testing::truth_fitted;
 using testing::truth_roofline;
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using testing::write_temp;
 
 TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
   const CalibrationResult r =

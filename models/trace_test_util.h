@@ -11,9 +11,14 @@
 
 namespace fleetsim::testing {
 
-// Writes `text` to a file named `name` in the test's temporary directory; returns its path.
+// Writes `text` to a file named `name` in the test's temporary directory; returns its path. The
+// name is prefixed with the running test's, since ctest runs tests in parallel and two tests
+// writing one path would read each other's half-written files.
 inline std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string prefix =
+      test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() + "." : "";
+  const std::string path = ::testing::TempDir() + "/" + prefix + name;
   std::ofstream out(path, std::ios::binary);
   out << text;
   return path;

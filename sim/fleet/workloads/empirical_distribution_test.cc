@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/trace_test_util.h"
 #include "sim/distribution.h"
 #include "sim/errors.h"
 
@@ -29,11 +30,7 @@ std::string error_of(const std::string& yaml) {
   return "";
 }
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using testing::write_temp;
 
 TEST(Empirical, DrawsTheColumnsValues) {
   const std::string path = write_temp("lengths.csv", "a,b\n1,10\n2,20\n 3 ,30\n\n");
