@@ -232,24 +232,19 @@ bool KvBlockCache::allocate(std::int64_t req_id, std::span<const BlockHash> hash
   }
   auto& list = it.value().blocks;
   while (static_cast<std::int32_t>(list.size()) < needed) {
-    const std::int32_t b = pop_free_head();
-    blocks_[static_cast<size_t>(b)].ref = 1;
-    list.push_back(b);
+    list.push_back(take_free_block());
   }
   if (groups > 0) {
     RequestBlocks& req = it.value();
     for (auto& b : req.window) {
       if (b == kNone) {
-        b = pop_free_head();
-        blocks_[static_cast<size_t>(b)].ref = 1;
+        b = take_free_block();
       }
     }
     const auto window_needed =
         static_cast<size_t>(spans_for(needed) - req.window_first) * static_cast<size_t>(groups);
     while (req.window.size() < window_needed) {
-      const std::int32_t b = pop_free_head();
-      blocks_[static_cast<size_t>(b)].ref = 1;
-      req.window.push_back(b);
+      req.window.push_back(take_free_block());
     }
   }
   return true;
@@ -294,6 +289,12 @@ void KvBlockCache::cache_full_blocks(std::int64_t req_id, std::span<const BlockH
     }
   }
   req.window_registered = std::max(req.window_registered, s);
+}
+
+std::int32_t KvBlockCache::take_free_block() {
+  const std::int32_t b = pop_free_head();
+  blocks_[static_cast<size_t>(b)].ref = 1;
+  return b;
 }
 
 void KvBlockCache::release(std::int32_t b) {

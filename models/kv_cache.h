@@ -156,6 +156,8 @@ class KvBlockCache {
   std::int32_t first_window_span(std::int32_t num_cached_blocks,
                                  std::int32_t computed_tokens) const;
   void take_window_span(RequestBlocks& req, std::span<const BlockHash> hashes, std::int32_t span);
+  // The free queue's head, held by one request (evicting what it cached).
+  std::int32_t take_free_block();
   void release(std::int32_t b);
   void untag_span(BlockHash tag);
   // Free-queue pops `allocate` would need; throws on caller bugs.
