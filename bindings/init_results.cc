@@ -7,9 +7,11 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "bindings/common.h"
 #include "sim/errors.h"
@@ -112,7 +114,7 @@ py::dict request_columns(const RunResult& r) {
   auto id = column<std::int64_t>(n);
   auto conversation = column<std::int64_t>(n);
   auto turn = column<std::int32_t>(n);
-  auto pod = column<std::int32_t>(n);
+  auto pod = column<std::int32_t>(n), prefill_pod = column<std::int32_t>(n);
   auto arrival = column<double>(n), dispatched = column<double>(n);
   auto first_token = column<double>(n), finished = column<double>(n);
   auto ttft = column<double>(n), e2e = column<double>(n), tpot = column<double>(n);
@@ -127,6 +129,7 @@ py::dict request_columns(const RunResult& r) {
   auto* conv_p = conversation.mutable_data();
   auto* turn_p = turn.mutable_data();
   auto* pod_p = pod.mutable_data();
+  auto* prefill_pod_p = prefill_pod.mutable_data();
   auto* arr_p = arrival.mutable_data();
   auto* dis_p = dispatched.mutable_data();
   auto* ft_p = first_token.mutable_data();
@@ -152,6 +155,7 @@ py::dict request_columns(const RunResult& r) {
       conv_p[i] = q.conversation;
       turn_p[i] = q.turn;
       pod_p[i] = q.pod;
+      prefill_pod_p[i] = q.prefill_pod;
       arr_p[i] = ns_to_ms(q.arrival);
       dis_p[i] = ms_or_nan(q.dispatched);
       ft_p[i] = ms_or_nan(q.first_token);
@@ -178,6 +182,7 @@ py::dict request_columns(const RunResult& r) {
   d["conversation"] = conversation;
   d["turn"] = turn;
   d["pod"] = pod;
+  d["prefill_pod"] = prefill_pod;
   d["arrival_ms"] = arrival;
   d["dispatched_ms"] = dispatched;
   d["first_token_ms"] = first_token;
@@ -284,20 +289,29 @@ void init_results(py::module_& m) {
           [](const ArmHandle& a) -> py::object {
             const nlohmann::json& summary = a.json()["summary"];
             if (!summary.contains("autoscaling")) return py::none();
-            const nlohmann::json& timeline = summary["autoscaling"]["timeline"];
-            py::dict columns;
-            for (const char* key :
-                 {"t_s", "metric", "recommended", "desired", "ready", "provisioned"}) {
-              py::list column;
-              for (const auto& point : timeline) column.append(json_to_py(point[key]));
-              columns[key] = column;
+            const char* const keys[] = {"t_s",     "metric", "recommended",
+                                        "desired", "ready",  "provisioned"};
+            py::list pool_column;
+            std::vector<py::list> columns(std::size(keys));
+            for (const auto& pool : summary["autoscaling"]["pools"]) {
+              for (const auto& point : pool["timeline"]) {
+                pool_column.append(pool["pool"].get<std::string>());
+                for (size_t k = 0; k < std::size(keys); ++k) {
+                  columns[k].append(json_to_py(point[keys[k]]));
+                }
+              }
             }
-            return py::module_::import("pandas").attr("DataFrame")(columns);
+            py::dict frame;
+            frame["pool"] = pool_column;
+            for (size_t k = 0; k < std::size(keys); ++k) frame[keys[k]] = columns[k];
+            return py::module_::import("pandas").attr("DataFrame")(frame);
           },
-          "The HPA's timeline as a pandas DataFrame, one row per sync (t_s, metric: the "
-          "average over ready pods, recommended, desired, ready, provisioned pods); empty for a "
+          "The HPAs' timelines as a pandas DataFrame, one row per sync of each (pool: the pool "
+          "its HPA scales, 'default' without fleet.pools; t_s; metric: the average over the "
+          "pool's ready pods; recommended, desired, ready, provisioned pods); empty for a "
           "static arm beside autoscaled ones, None when no arm of the scenario autoscales. "
-          "summary['autoscaling'] holds the totals (pod_hours, mean_pods, peak_pods).")
+          "summary['autoscaling'] holds the fleet's totals (pod_hours, mean_pods, peak_pods) "
+          "and, under pools, each pool's.")
       .def_property_readonly(
           "events", [](const ArmHandle& a) { return a.arm().events; },
           "Events the arm's simulation ran.")
@@ -339,7 +353,8 @@ void init_results(py::module_& m) {
       .def_property_readonly(
           "requests", [](ResultData& d) { return requests_frame(d); },
           "One row per request of every arm, as a pandas DataFrame built from numpy arrays: "
-          "arm (categorical), id, conversation, turn, pod (-1: never dispatched), arrival_ms, "
+          "arm (categorical), id, conversation, turn, pod (-1: never dispatched), prefill_pod "
+          "(P/D: the pod that computed the prompt, -1: none), arrival_ms, "
           "dispatched_ms, first_token_ms, finished_ms (NaN where the request never got "
           "there), ttft_ms, e2e_ms, tpot_ms (for completed requests, computed as the summary "
           "computes them; NaN otherwise), prompt_tokens, cached_tokens, output_tokens, status "

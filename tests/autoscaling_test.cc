@@ -33,18 +33,24 @@ const std::string kRate =
 TEST(Autoscaling, PodsJoinAfterProvisioningAndLoadAndLeaveAfterTheBurst) {
   const ArmResult a = run_scenario(parse_scenario(burst_yaml(kRate), "rate.yaml")).arms[0];
   ASSERT_TRUE(a.summary.autoscaling.has_value());
-  const AutoscalingSummary& s = *a.summary.autoscaling;
+  ASSERT_EQ(a.summary.autoscaling->pools.size(), 1u);
+  const PoolScaling& pool = a.summary.autoscaling->pools[0];
+  EXPECT_EQ(pool.pool, "default");
+  EXPECT_EQ(pool.metric, "request_rate");
+  // One pool: the fleet's figures are its own.
+  EXPECT_DOUBLE_EQ(a.summary.autoscaling->fleet.pod_seconds, pool.pods.pod_seconds);
+  const PodTime& s = pool.pods;
   EXPECT_EQ(a.summary.failed, 0);
   EXPECT_GT(s.peak_pods, 4);
   EXPECT_LE(s.peak_pods, 10);
   EXPECT_GT(s.pods_added, 0);
   EXPECT_EQ(s.pods_added, s.pods_removed);  // back to the minimum at the end
-  EXPECT_EQ(s.timeline.back().provisioned, 2);
+  EXPECT_EQ(pool.timeline.back().provisioned, 2);
 
   // The first decision to grow, and the first sync that sees a new pod ready: at least the
   // provisioning and the load later.
   double decided = -1, first_ready = -1;
-  for (const auto& p : s.timeline) {
+  for (const auto& p : pool.timeline) {
     if (decided < 0 && p.desired > 2) decided = p.t_s;
     if (first_ready < 0 && p.ready > 2) first_ready = p.t_s;
   }
@@ -58,7 +64,7 @@ TEST(Autoscaling, PodsJoinAfterProvisioningAndLoadAndLeaveAfterTheBurst) {
   EXPECT_GE(s.mean_pods, 2.0);
   EXPECT_LT(s.mean_pods, s.peak_pods);
   double sampled = 0;
-  for (const auto& p : s.timeline) sampled += 15.0 * p.provisioned;
+  for (const auto& p : pool.timeline) sampled += 15.0 * p.provisioned;
   EXPECT_NEAR(sampled, s.pod_seconds, 15.0 * (s.pods_added + s.pods_removed) + 2.0 * 15.0);
   EXPECT_GT(end_s, 1500.0);
 }
@@ -67,14 +73,15 @@ TEST(Autoscaling, AStaticArmBesideGetsItsGpuTimeAndTheFleetsAreIndependent) {
   std::string yaml = burst_yaml(kRate);
   yaml += "  - {name: static, policy: least_outstanding, autoscaling: {metric: none}}\n";
   const RunResult r = run_scenario(parse_scenario(yaml, "two.yaml"), 2);
-  const AutoscalingSummary& fixed = *r.arms[1].summary.autoscaling;
-  EXPECT_EQ(fixed.metric, "none");
+  const PoolScaling& static_pool = r.arms[1].summary.autoscaling->pools.at(0);
+  EXPECT_EQ(static_pool.metric, "none");
+  EXPECT_TRUE(static_pool.timeline.empty());
+  const PodTime& fixed = r.arms[1].summary.autoscaling->fleet;
   EXPECT_EQ(fixed.peak_pods, 2);
   EXPECT_DOUBLE_EQ(fixed.mean_pods, 2.0);
-  EXPECT_TRUE(fixed.timeline.empty());
   // The pods added for the burst buy a shorter TTFT tail with more GPU time.
   EXPECT_LT(r.arms[0].summary.ttft_ms.p95, r.arms[1].summary.ttft_ms.p95);
-  EXPECT_GT(r.arms[0].summary.autoscaling->pod_seconds, fixed.pod_seconds);
+  EXPECT_GT(r.arms[0].summary.autoscaling->fleet.pod_seconds, fixed.pod_seconds);
   // Threads do not change a byte.
   const RunResult serial = run_scenario(parse_scenario(yaml, "two.yaml"), 1);
   EXPECT_EQ(result_json(r, parse_scenario(yaml, "two.yaml")).dump(),
@@ -91,7 +98,7 @@ TEST(Autoscaling, APreStopHookLongerThanThePropagationKeepsScaleDownsClean) {
       run_scenario(parse_scenario(burst_yaml(bare, gateway), "bare.yaml")).arms[0];
   const ArmResult with =
       run_scenario(parse_scenario(burst_yaml(hooked, gateway), "hook.yaml")).arms[0];
-  ASSERT_GT(without.summary.autoscaling->pods_removed, 0);
+  ASSERT_GT(without.summary.autoscaling->fleet.pods_removed, 0);
   EXPECT_GT(without.summary.failed, 0);
   std::int64_t refused = 0;
   for (const auto& rec : without.records) refused += rec.outcome == Outcome::kRefused502 ? 1 : 0;
@@ -110,7 +117,7 @@ TEST(Autoscaling, AShortGracePeriodKillsWhatIsStillStreaming) {
       "  termination_grace_s: 1}\n"
       "arms:\n  - {name: lor, policy: least_outstanding}\n";
   const ArmResult a = run_scenario(parse_scenario(yaml, "grace.yaml")).arms[0];
-  EXPECT_EQ(a.summary.autoscaling->pods_removed, 2);
+  EXPECT_EQ(a.summary.autoscaling->fleet.pods_removed, 2);
   std::int64_t mid_stream = 0;
   for (const auto& rec : a.records) mid_stream += rec.outcome == Outcome::kMidStream ? 1 : 0;
   EXPECT_GT(mid_stream, 0);
@@ -136,8 +143,13 @@ TEST(Autoscaling, OnlyTheNamedPoolScales) {
       "{pool: big, metric: request_rate, target: 4, min_pods: 1, max_pods: 6, prestop_s: 2}");
   const ArmResult a = run_scenario(parse_scenario(yaml, "tiers.yaml")).arms[0];
   const AutoscalingSummary& s = *a.summary.autoscaling;
-  EXPECT_GT(s.pods_added, 0);
-  EXPECT_EQ(s.pods_added, s.pods_removed);
+  EXPECT_GT(s.fleet.pods_added, 0);
+  EXPECT_EQ(s.fleet.pods_added, s.fleet.pods_removed);
+  // The small tier's two pods count in the fleet's GPU time, at their fixed size.
+  ASSERT_EQ(s.pools.size(), 2u);
+  EXPECT_EQ(s.pools[0].metric, "none");
+  EXPECT_DOUBLE_EQ(s.pools[0].pods.mean_pods, 2.0);
+  EXPECT_NEAR(s.fleet.pod_seconds, s.pools[0].pods.pod_seconds + s.pools[1].pods.pod_seconds, 1e-6);
   EXPECT_EQ(a.summary.failed, 0);
   // Pods 0-1 are the small tier, 2-7 the big tier's six slots; the added ones served big
   // requests only, and the small tier kept its two pods.
@@ -172,7 +184,9 @@ TEST(Autoscaling, BadSettingsAreNamed) {
   expect_error("{metric: queue}", "waiting, running, kv_usage, inflight, request_rate");
   expect_error("{metric: waiting, prestop_s: 40}", "the grace period must cover the preStop hook");
   for (const auto& [pool, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"", "the fleet has several pools; name the one that scales; pools: small, big"},
+           {"",
+            "the fleet has several pools; name the one that scales (pool), or give each its own "
+            "HPA (pools); pools: small, big"},
            {"nope", "no pool named 'nope'; pools: small, big"},
            {"small",
             "pool small's pods (2, the pods at the start) must lie in [min_pods, "
@@ -193,6 +207,113 @@ TEST(Autoscaling, BadSettingsAreNamed) {
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("arms.1.autoscaling"), std::string::npos) << e.what();
   }
+}
+
+// A prefill/decode fleet with an HPA per pool: prefill pods follow the prompts sent to them
+// (prefill legs), decode pods the requests running on them.
+std::string pd_yaml(const std::string& arms) {
+  return "name: pd-hpa\nseed: 9\n"
+         "fleet:\n  gpu: H100-SXM\n  model: Llama-3.1-8B\n  pools:\n"
+         "    - {name: prefill, role: prefill, pods: 1}\n"
+         "    - {name: decode, role: decode, pods: 1}\n"
+         "workload:\n  type: open_loop\n  rate_schedule: '0:2, 200:2, 201:12, 700:12, 701:2'\n"
+         "  duration_s: 1200\n  max_requests: 0\n"
+         "  prompt_tokens: {dist: uniform, low: 3000, high: 6000}\n"
+         "  output_tokens: {dist: uniform, low: 100, high: 300}\n"
+         "autoscaling:\n  load_time_s: 30\n  prestop_s: 5\n  scale_down_stabilization_s: 60\n"
+         "  pools:\n"
+         "    prefill: {metric: request_rate, target: 3, min_pods: 1, max_pods: 4}\n"
+         "    decode: {metric: running, target: 16, min_pods: 1, max_pods: 4}\n"
+         "arms:\n" +
+         arms;
+}
+
+TEST(Autoscaling, EachPoolsHpaScalesItsOwnPods) {
+  const std::string yaml = pd_yaml(
+      "  - {name: both, policy: least_outstanding}\n"
+      "  - {name: decode-only, policy: least_outstanding,\n"
+      "     autoscaling: {pools: {prefill: {metric: none}}}}\n"
+      "  - {name: static, policy: least_outstanding, autoscaling: {metric: none}}\n");
+  const Scenario sc = parse_scenario(yaml, "pd.yaml");
+  ASSERT_EQ(sc.arms[0].autoscaling.size(), 2u);
+  EXPECT_EQ(sc.arms[0].autoscaling[1].pool_name, "decode");
+  EXPECT_EQ(sc.arms[0].autoscaling[1].params.get_double("load_time_s"), 30.0);  // inherited
+  ASSERT_EQ(sc.arms[1].autoscaling.size(), 1u);
+  EXPECT_TRUE(sc.arms[2].autoscaling.empty());
+  const RunResult r = run_scenario(sc, 3);
+
+  const AutoscalingSummary& both = *r.arms[0].summary.autoscaling;
+  ASSERT_EQ(both.pools.size(), 2u);
+  EXPECT_EQ(both.pools[0].metric, "request_rate");
+  EXPECT_EQ(both.pools[1].metric, "running");
+  for (const PoolScaling& p : both.pools) {
+    EXPECT_GT(p.pods.pods_added, 0) << p.pool;
+    EXPECT_EQ(p.pods.pods_added, p.pods.pods_removed) << p.pool;
+    EXPECT_EQ(p.timeline.back().provisioned, 1) << p.pool;
+  }
+  // The fleet's GPU time is its pools'; its peak is at most the sum of theirs.
+  EXPECT_NEAR(both.fleet.pod_seconds,
+              both.pools[0].pods.pod_seconds + both.pools[1].pods.pod_seconds, 1e-6);
+  EXPECT_LE(both.fleet.peak_pods, both.pools[0].pods.peak_pods + both.pools[1].pods.peak_pods);
+  EXPECT_GE(both.fleet.peak_pods,
+            std::max(both.pools[0].pods.peak_pods, both.pools[1].pods.peak_pods) + 1);
+  EXPECT_EQ(both.fleet.pods_added, both.pools[0].pods.pods_added + both.pools[1].pods.pods_added);
+  // The added prefill pods (fleet pods 1-3; 4-7 are the decode pool's) computed prompts.
+  ASSERT_EQ(r.arms[0].summary.per_pod.size(), 8u);
+  std::int64_t added_prefills = 0;
+  for (size_t i = 1; i < 4; ++i)
+    added_prefills += r.arms[0].summary.per_pod[i].prefix_cache_queries;
+  EXPECT_GT(added_prefills, 0);
+
+  const AutoscalingSummary& decode_only = *r.arms[1].summary.autoscaling;
+  EXPECT_EQ(decode_only.pools[0].metric, "none");
+  EXPECT_DOUBLE_EQ(decode_only.pools[0].pods.mean_pods, 1.0);
+  EXPECT_GT(decode_only.pools[1].pods.pods_added, 0);
+
+  const AutoscalingSummary& fixed = *r.arms[2].summary.autoscaling;
+  EXPECT_DOUBLE_EQ(fixed.fleet.mean_pods, 2.0);
+  EXPECT_EQ(fixed.fleet.pods_added, 0);
+  // One prefill pod cannot compute the burst's prompts, whatever the decode pool does: its
+  // queue grows until requests time out. Scaling the prefill pool too serves every request.
+  EXPECT_EQ(r.arms[0].summary.failed, 0);
+  EXPECT_GT(r.arms[1].summary.failed, 0);
+  EXPECT_GT(r.arms[2].summary.failed, 0);
+  EXPECT_LT(r.arms[0].summary.ttft_ms.p95, r.arms[1].summary.ttft_ms.p95);
+}
+
+TEST(Autoscaling, PerPoolSettingsAreNamedWhereTheyAreWritten) {
+  auto expect = [](const std::string& yaml, const std::string& needle) {
+    try {
+      parse_scenario(yaml, "pd.yaml");
+      FAIL() << "expected a ScenarioError: " << needle;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const std::string arm = "  - {name: a, policy: least_outstanding}\n";
+  std::string yaml = pd_yaml(arm);
+  const auto set = [&](const std::string& from, const std::string& to) {
+    std::string y = yaml;
+    y.replace(y.find(from), from.size(), to);
+    return y;
+  };
+  expect(set("    decode: {", "    decod: {"),
+         "pd.yaml:22: autoscaling.pools.decod: no pool "
+         "named 'decod'; pools: prefill, decode");
+  expect(set("  pools:\n    prefill", "  pool: decode\n  pools:\n    prefill"),
+         "autoscaling.pool: pool names the one pool of a single HPA");
+  expect(set("min_pods: 1, max_pods: 4}\n    decode", "min_pods: 2, max_pods: 4}\n    decode"),
+         "pd.yaml:21: autoscaling.pools.prefill: pool prefill's pods (1, the pods at the start) "
+         "must lie in [min_pods, max_pods] = [2, 4]");
+  expect(set("    prefill: {metric", "    prefill: {pool: decode, metric"),
+         "autoscaling.pools.prefill.pool: an entry of pools scales the pool it is keyed by");
+  expect(pd_yaml("  - {name: a, policy: least_outstanding, autoscaling: {pools: [prefill]}}\n"),
+         "arms.0.autoscaling.pools: expected a map from pool name to that pool's HPA");
+  expect(pd_yaml("  - {name: a, policy: least_outstanding,\n"
+                 "     autoscaling: {pools: {decode: {max_pods: 0}}}}\n"),
+         "arms.0.autoscaling.pools.decode.max_pods");
+  expect(pd_yaml("  - {name: a, policy: least_outstanding, autoscaling: {target: 0}}\n"),
+         "arms.0.autoscaling.target");
 }
 
 }  // namespace

@@ -83,8 +83,8 @@ TEST_P(EveryPolicy, RoutesOnlyToThePodsAnAutoscalerKeepsInService) {
   const ArmResult arm = run_arm(s, s.arms[0]);
   expect_sane_records(arm);
   ASSERT_TRUE(arm.summary.autoscaling.has_value());
-  EXPECT_GT(arm.summary.autoscaling->pods_added, 0);
-  EXPECT_GT(arm.summary.autoscaling->pods_removed, 0);
+  EXPECT_GT(arm.summary.autoscaling->fleet.pods_added, 0);
+  EXPECT_GT(arm.summary.autoscaling->fleet.pods_removed, 0);
 }
 
 TEST_P(EveryPolicy, IsDeterministic) {

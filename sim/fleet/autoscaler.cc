@@ -204,7 +204,7 @@ std::int32_t HpaBehavior::decide(TimeNs now, std::int32_t current, std::int32_t 
 
 Autoscaler::Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
                        std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway,
-                       std::vector<int> managed, std::int32_t initial)
+                       std::vector<int> managed, std::int32_t initial, PodClock& fleet)
     : config_(config),
       loop_(loop),
       pods_(pods),
@@ -212,7 +212,8 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
       initial_(initial),
       behavior_(config_),
       slots_(managed.size()),
-      slot_of_(pods.size(), -1) {
+      slot_of_(pods.size(), -1),
+      fleet_(fleet) {
   for (size_t k = 0; k < managed.size(); ++k) {
     slots_[k].pod = managed[k];
     slot_of_[static_cast<size_t>(managed[k])] = static_cast<int>(k);
@@ -241,6 +242,8 @@ void Autoscaler::on_dispatch(const Request&, int pod, TimeNs) {
   const int slot = slot_of_[static_cast<size_t>(pod)];
   if (slot >= 0) ++slots_[static_cast<size_t>(slot)].dispatched;
 }
+
+void Autoscaler::on_prefill_leg(const Request& leg, int pod, TimeNs t) { on_dispatch(leg, pod, t); }
 
 double Autoscaler::gauge(int slot) const {
   const Pod& p = pod_at(slot);
@@ -356,7 +359,7 @@ void Autoscaler::sync() {
   p.recommended = recommended;
   p.desired = desired;
   p.ready = count(State::kReady);
-  p.provisioned = provisioned_;
+  p.provisioned = provisioned_.pods();
   timeline_.push_back(p);
 }
 
@@ -366,10 +369,8 @@ void Autoscaler::set_state(int slot, State s) {
   const bool was = x.state != State::kAbsent;
   const bool is = s != State::kAbsent;
   if (was != is) {
-    pod_seconds_ += static_cast<double>(provisioned_) * ns_to_sec(now - last_change_);
-    last_change_ = now;
-    provisioned_ += is ? 1 : -1;
-    peak_ = std::max(peak_, provisioned_);
+    provisioned_.step(now, is ? 1 : -1);
+    fleet_.step(now, is ? 1 : -1);
   }
   x.state = s;
   x.since = now;
@@ -421,28 +422,41 @@ void Autoscaler::remove_pod(int slot) {
   });
 }
 
-AutoscalingSummary static_fleet_summary(std::int32_t pods, TimeNs end) {
-  AutoscalingSummary s;
-  s.metric = "none";
-  s.min_pods = s.max_pods = s.peak_pods = pods;
-  s.pod_seconds = static_cast<double>(pods) * ns_to_sec(end);
-  s.mean_pods = pods;
+void PodClock::step(TimeNs t, std::int32_t delta) {
+  seconds_ += static_cast<double>(pods_) * ns_to_sec(t - last_);
+  last_ = t;
+  pods_ += delta;
+  peak_ = std::max(peak_, pods_);
+}
+
+PodTime PodClock::at_end(TimeNs end) const {
+  PodTime p;
+  p.pod_seconds = seconds_ + static_cast<double>(pods_) * ns_to_sec(end - last_);
+  p.mean_pods = end > 0 ? p.pod_seconds / ns_to_sec(end) : static_cast<double>(pods_);
+  p.peak_pods = peak_;
+  return p;
+}
+
+PoolScaling fixed_pool_scaling(const std::string& pool, std::int32_t pods, TimeNs end) {
+  PoolScaling s;
+  s.pool = pool;
+  s.min_pods = s.max_pods = pods;
+  s.pods = PodClock(pods).at_end(end);
   return s;
 }
 
-AutoscalingSummary Autoscaler::summary(TimeNs end) const {
-  AutoscalingSummary s;
+PoolScaling Autoscaler::summary(const std::string& pool, TimeNs end) const {
+  PoolScaling s;
+  s.pool = pool;
   s.metric = config_.metric_name;
   s.target = config_.target;
   s.min_pods = config_.min_pods;
   s.max_pods = config_.max_pods;
-  s.pod_seconds = pod_seconds_ + static_cast<double>(provisioned_) * ns_to_sec(end - last_change_);
-  s.mean_pods = end > 0 ? s.pod_seconds / ns_to_sec(end) : static_cast<double>(provisioned_);
-  s.peak_pods = peak_;
-  s.pods_added = added_;
-  s.pods_removed = removed_;
-  s.scale_ups = ups_;
-  s.scale_downs = downs_;
+  s.pods = provisioned_.at_end(end);
+  s.pods.pods_added = added_;
+  s.pods.pods_removed = removed_;
+  s.pods.scale_ups = ups_;
+  s.pods.scale_downs = downs_;
   s.timeline = timeline_;
   return s;
 }

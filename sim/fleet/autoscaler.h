@@ -47,6 +47,21 @@ AutoscalerConfig autoscaler_config_from(const Params& p);
 // section scales nothing or names no such pool (the scenario loader reports the latter).
 int autoscaled_pool(const Params& autoscaling, const std::vector<std::string>& pool_names);
 
+// A count of pods holding a GPU that steps over time: its integral and its peak.
+class PodClock {
+ public:
+  explicit PodClock(std::int32_t pods = 0) : pods_(pods), peak_(pods) {}
+  void step(TimeNs t, std::int32_t delta);
+  std::int32_t pods() const { return pods_; }
+  // pod_seconds, mean_pods and peak_pods of a run that ends at `end`.
+  PodTime at_end(TimeNs end) const;
+
+ private:
+  std::int32_t pods_, peak_;
+  double seconds_ = 0;
+  TimeNs last_ = 0;
+};
+
 // One pod as the HPA's replica calculation sees it.
 enum class MetricPod {
   kReady,    // running, ready and scraped: `value` counts
@@ -77,21 +92,23 @@ class HpaBehavior {
   std::deque<std::pair<TimeNs, std::int32_t>> changes_;  // (time, replicas added or removed)
 };
 
-// A fixed fleet's figures in the same terms, for the static arms of a scenario whose other arms
-// autoscale: `pods` held from the start to `end`.
-AutoscalingSummary static_fleet_summary(std::int32_t pods, TimeNs end);
+// A pool of fixed size in the same terms: `pods` held from the start to `end`.
+PoolScaling fixed_pool_scaling(const std::string& pool, std::int32_t pods, TimeNs end);
 
 // Drives the lifecycle of the pods it manages (one pool's, by pod index) from the HPA's
-// decisions. The first `initial` of them start Ready, the others absent.
+// decisions. The first `initial` of them start Ready, the others absent. `fleet` counts the
+// pods holding a GPU across every pool; each autoscaler steps it with its own.
 class Autoscaler : public FleetObserver {
  public:
   Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
              std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway, std::vector<int> managed,
-             std::int32_t initial);
+             std::int32_t initial, PodClock& fleet);
   // Takes the absent pods out, then schedules scrapes and syncs (background events).
   void start();
+  // A request sent to a pod, or a prefill leg sent to a prefill pod: what request_rate counts.
   void on_dispatch(const Request& r, int pod, TimeNs t) override;
-  AutoscalingSummary summary(TimeNs end) const;
+  void on_prefill_leg(const Request& leg, int pod, TimeNs t) override;
+  PoolScaling summary(const std::string& pool, TimeNs end) const;
 
  private:
   enum class State { kAbsent, kProvisioning, kLoading, kReady, kDraining };
@@ -124,10 +141,8 @@ class Autoscaler : public FleetObserver {
   HpaBehavior behavior_;
   std::vector<Slot> slots_;
   std::vector<int> slot_of_;  // by pod index: its slot, -1 for pods of other pools
-  // Integral of provisioned pods over time.
-  double pod_seconds_ = 0;
-  TimeNs last_change_ = 0;
-  std::int32_t provisioned_ = 0, peak_ = 0;
+  PodClock provisioned_;
+  PodClock& fleet_;
   std::int32_t added_ = 0, removed_ = 0;
   std::int64_t ups_ = 0, downs_ = 0;
   std::vector<AutoscalingPoint> timeline_;

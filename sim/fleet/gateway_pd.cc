@@ -57,6 +57,7 @@ void Gateway::on_pod_prefill_leg(const RequestPtr& leg, int /*decode_pod*/) {
   count_in_flight(*leg, pod, replica, +1);
   replicas_[static_cast<size_t>(replica)].prefill->on_dispatched(*leg, pod);
   legs_[leg->id] = LegInFlight{leg, pod, replica};
+  observer_.on_prefill_leg(*leg, pod, loop_.now());
   // The sidecar on the decode pod to the prefill pod: one network hop (and back the same).
   loop_.schedule_in(latency_to(pod),
                     [this, pod, leg] { pods_[static_cast<size_t>(pod)]->receive(leg); });

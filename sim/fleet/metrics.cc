@@ -35,9 +35,13 @@ void RecordCollector::on_arrival(const Request& r, TimeNs t) {
 void RecordCollector::on_dispatch(const Request& r, int pod, TimeNs t) {
   RequestRecord& rec = at(r.id);
   rec.pod = pod;
+  rec.prefill_pod = -1;
   rec.dispatched = t;
   rec.last_token = -1;  // a new attempt streams afresh
   rec.max_itl = 0;
+}
+void RecordCollector::on_prefill_leg(const Request& leg, int pod, TimeNs) {
+  at(leg.id).prefill_pod = pod;
 }
 void RecordCollector::on_admitted(const Request& r, int, std::int32_t cached, TimeNs) {
   at(r.id).cached_tokens = cached;
@@ -235,23 +239,26 @@ std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& recor
     queries[static_cast<size_t>(p)] += pods[i].prefix_cache_queries;
     hits[static_cast<size_t>(p)] += pods[i].prefix_cache_hits;
   }
+  // A request counts in its decode pod's pool and, when another pool's pod computed its prompt,
+  // in that prefill pool too: its first token waited for both.
   for (const auto& r : records) {
     if (r.arrival < 0 || !r.measured) continue;
-    const std::int64_t pi = pool_of(r.pod);
-    if (pi < 0) continue;
-    const auto p = static_cast<size_t>(pi);
-    PoolSummary& s = pools[p];
-    ++s.requests;
-    if (!r.done) continue;
-    if (r.outcome != Outcome::kOk) {
-      ++s.failed;
-      continue;
-    }
-    ++s.completed;
-    ttft[p].push_back(ns_to_ms(r.first_token - r.arrival));
-    e2e[p].push_back(ns_to_ms(r.finished - r.arrival));
-    if (r.output_tokens > 1) {
-      tpot[p].push_back(tpot_ms(r));
+    const std::int64_t decode = pool_of(r.pod);
+    const std::int64_t prefill = pool_of(r.prefill_pod);
+    for (const std::int64_t pi : {decode, prefill == decode ? std::int64_t{-1} : prefill}) {
+      if (pi < 0) continue;
+      const auto p = static_cast<size_t>(pi);
+      PoolSummary& s = pools[p];
+      ++s.requests;
+      if (!r.done) continue;
+      if (r.outcome != Outcome::kOk) {
+        ++s.failed;
+        continue;
+      }
+      ++s.completed;
+      ttft[p].push_back(ns_to_ms(r.first_token - r.arrival));
+      e2e[p].push_back(ns_to_ms(r.finished - r.arrival));
+      if (r.output_tokens > 1) tpot[p].push_back(tpot_ms(r));
     }
   }
   for (size_t p = 0; p < n; ++p) {

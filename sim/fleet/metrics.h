@@ -16,6 +16,9 @@ struct RequestRecord {
   std::int64_t conversation = -1;
   std::int32_t turn = 0;
   int pod = -1;
+  // Prefill/decode disaggregation: the prefill pod that computed this attempt's prompt (-1: the
+  // decode pod computed it, or the fleet does not disaggregate).
+  int prefill_pod = -1;
   TimeNs arrival = -1;
   TimeNs dispatched = -1;
   TimeNs first_token = -1;
@@ -47,6 +50,7 @@ class RecordCollector : public FleetObserver {
  public:
   void on_arrival(const Request& r, TimeNs t) override;
   void on_dispatch(const Request& r, int pod, TimeNs t) override;
+  void on_prefill_leg(const Request& leg, int pod, TimeNs t) override;
   void on_admitted(const Request& r, int pod, std::int32_t cached, TimeNs t) override;
   void on_first_token(const Request& r, int pod, TimeNs t) override;
   void on_finished(const Request& r, int pod, Outcome outcome, TimeNs t) override;
@@ -177,16 +181,29 @@ struct AutoscalingPoint {
   std::int32_t provisioned = 0;  // pods holding a GPU (starting, ready or draining)
 };
 
-struct AutoscalingSummary {
-  std::string metric;
-  double target = 0;
-  std::int32_t min_pods = 0, max_pods = 0;
-  double pod_seconds = 0;  // GPU time held: from a pod's provisioning to its exit
-  double mean_pods = 0;    // pod_seconds over the run
+// Pods holding a GPU over a run: from a pod's provisioning to its exit.
+struct PodTime {
+  double pod_seconds = 0;
+  double mean_pods = 0;  // pod_seconds over the run
   std::int32_t peak_pods = 0;
   std::int32_t pods_added = 0, pods_removed = 0;
   std::int64_t scale_ups = 0, scale_downs = 0;  // syncs that changed the replicas
-  std::vector<AutoscalingPoint> timeline;       // one point per sync
+};
+
+// One pool's Deployment: its HPA's settings and decisions, or metric "none" for a pool of fixed
+// size.
+struct PoolScaling {
+  std::string pool;
+  std::string metric = "none";
+  double target = 0;
+  std::int32_t min_pods = 0, max_pods = 0;
+  PodTime pods;
+  std::vector<AutoscalingPoint> timeline;  // one point per sync of its HPA
+};
+
+struct AutoscalingSummary {
+  PodTime fleet;                   // every pod of the fleet, fixed pools included
+  std::vector<PoolScaling> pools;  // in fleet_pools() order
 };
 
 struct ArmSummary {

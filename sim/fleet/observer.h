@@ -33,6 +33,10 @@ class FleetObserver {
   virtual ~FleetObserver() = default;
   virtual void on_arrival(const Request& r, TimeNs t) { (void)r, (void)t; }
   virtual void on_dispatch(const Request& r, int pod, TimeNs t) { (void)r, (void)pod, (void)t; }
+  // Prefill/decode disaggregation: the prompt's prefill leg sent on to prefill pod `pod`.
+  virtual void on_prefill_leg(const Request& leg, int pod, TimeNs t) {
+    (void)leg, (void)pod, (void)t;
+  }
   // The engine admitted the request with `cached_tokens` prefix-cache hits.
   virtual void on_admitted(const Request& r, int pod, std::int32_t cached_tokens, TimeNs t) {
     (void)r, (void)pod, (void)cached_tokens, (void)t;
@@ -62,6 +66,9 @@ class ObserverList : public FleetObserver {
   }
   void on_dispatch(const Request& r, int pod, TimeNs t) override {
     for (auto* o : observers_) o->on_dispatch(r, pod, t);
+  }
+  void on_prefill_leg(const Request& leg, int pod, TimeNs t) override {
+    for (auto* o : observers_) o->on_prefill_leg(leg, pod, t);
   }
   void on_admitted(const Request& r, int pod, std::int32_t cached, TimeNs t) override {
     for (auto* o : observers_) o->on_admitted(r, pod, cached, t);

@@ -36,29 +36,42 @@ nlohmann::json slo_json(const SloSpec& slo) {
   return out;
 }
 
+nlohmann::json pod_time_json(const PodTime& t) {
+  return {{"pod_hours", rounded(t.pod_seconds / 3600.0)},
+          {"mean_pods", rounded(t.mean_pods)},
+          {"peak_pods", t.peak_pods},
+          {"pods_added", t.pods_added},
+          {"pods_removed", t.pods_removed},
+          {"scale_ups", t.scale_ups},
+          {"scale_downs", t.scale_downs}};
+}
+
 nlohmann::json autoscaling_json(const AutoscalingSummary& a) {
-  nlohmann::json timeline = nlohmann::json::array();
-  for (const auto& p : a.timeline) {
-    timeline.push_back(
-        {{"t_s", rounded(p.t_s)},
-         {"metric", std::isnan(p.metric) ? nlohmann::json() : nlohmann::json(rounded(p.metric))},
-         {"recommended", p.recommended},
-         {"desired", p.desired},
-         {"ready", p.ready},
-         {"provisioned", p.provisioned}});
+  nlohmann::json pools = nlohmann::json::array();
+  for (const PoolScaling& p : a.pools) {
+    nlohmann::json timeline = nlohmann::json::array();
+    for (const auto& point : p.timeline) {
+      timeline.push_back(
+          {{"t_s", rounded(point.t_s)},
+           {"metric",
+            std::isnan(point.metric) ? nlohmann::json() : nlohmann::json(rounded(point.metric))},
+           {"recommended", point.recommended},
+           {"desired", point.desired},
+           {"ready", point.ready},
+           {"provisioned", point.provisioned}});
+    }
+    nlohmann::json entry = {{"pool", p.pool},
+                            {"metric", p.metric},
+                            {"target", rounded(p.target)},
+                            {"min_pods", p.min_pods},
+                            {"max_pods", p.max_pods}};
+    entry.update(pod_time_json(p.pods));
+    entry["timeline"] = std::move(timeline);
+    pools.push_back(std::move(entry));
   }
-  return {{"metric", a.metric},
-          {"target", rounded(a.target)},
-          {"min_pods", a.min_pods},
-          {"max_pods", a.max_pods},
-          {"pod_hours", rounded(a.pod_seconds / 3600.0)},
-          {"mean_pods", rounded(a.mean_pods)},
-          {"peak_pods", a.peak_pods},
-          {"pods_added", a.pods_added},
-          {"pods_removed", a.pods_removed},
-          {"scale_ups", a.scale_ups},
-          {"scale_downs", a.scale_downs},
-          {"timeline", timeline}};
+  nlohmann::json out = pod_time_json(a.fleet);
+  out["pools"] = std::move(pools);
+  return out;
 }
 
 }  // namespace
@@ -418,20 +431,26 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     os << "\n";
   }
   if (!r.arms.empty() && r.arms.front().summary.autoscaling) {
-    for (int k = 0; k < 3; ++k) {
-      static const char* const kLabels[] = {"pods mean / peak", "GPU-hours (pod-hours)",
-                                            "pods added / removed"};
-      os << std::setw(label_w) << kLabels[k];
-      for (const auto& a : r.arms) {
-        const AutoscalingSummary& as = *a.summary.autoscaling;
-        const std::string cell =
-            k == 0   ? fixed_text(as.mean_pods, 2) + " / " + std::to_string(as.peak_pods)
-            : k == 1 ? fixed_text(as.pod_seconds / 3600.0, 2)
-                     : std::to_string(as.pods_added) + " / " + std::to_string(as.pods_removed);
-        os << std::setw(cell_w) << cell;
-      }
+    // The fleet's totals, then each pool's pods when there are several.
+    auto row = [&](const std::string& label, auto cell) {
+      os << std::setw(label_w) << label;
+      for (const auto& a : r.arms) os << std::setw(cell_w) << cell(*a.summary.autoscaling);
       os << "\n";
+    };
+    auto mean_peak = [](const PodTime& t) {
+      return fixed_text(t.mean_pods, 2) + " / " + std::to_string(t.peak_pods);
+    };
+    row("pods mean / peak", [&](const AutoscalingSummary& as) { return mean_peak(as.fleet); });
+    const size_t pools = r.arms.front().summary.autoscaling->pools.size();
+    for (size_t p = 0; pools > 1 && p < pools; ++p) {
+      row("  " + r.arms.front().summary.autoscaling->pools[p].pool,
+          [&](const AutoscalingSummary& as) { return mean_peak(as.pools[p].pods); });
     }
+    row("GPU-hours (pod-hours)",
+        [](const AutoscalingSummary& as) { return fixed_text(as.fleet.pod_seconds / 3600.0, 2); });
+    row("pods added / removed", [](const AutoscalingSummary& as) {
+      return std::to_string(as.fleet.pods_added) + " / " + std::to_string(as.fleet.pods_removed);
+    });
   }
   if (any_measured && !s.measured_source.empty()) os << "measured: " << s.measured_source << "\n";
   for (const auto& a : r.arms) {
@@ -483,7 +502,7 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
         "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,"
-        "tenant,max_itl_ms\n";
+        "tenant,max_itl_ms,prefill_pod\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
@@ -492,7 +511,7 @@ void write_requests_csv(std::ostream& os, const RunResult& r) {
          << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
          << q.output_tokens << "," << (q.done ? outcome_name(q.outcome) : "unfinished") << ","
          << q.attempts << "," << (q.measured ? 1 : 0) << "," << q.tier << "," << q.slo_class << ","
-         << q.tenant << "," << ns_to_ms(q.max_itl) << "\n";
+         << q.tenant << "," << ns_to_ms(q.max_itl) << "," << q.prefill_pod << "\n";
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "models/block_hash.h"
@@ -286,32 +287,43 @@ class RetryPolicy {
   Rng rng_;
 };
 
-// The fleet an arm builds. With autoscaling: max_pods pods for the pool that scales (those above
-// its own count start absent), and which pods those are.
+// The fleet an arm builds. With autoscaling: max_pods pods for each pool that scales (those
+// above its own count start absent), and which pods those are.
 struct BuiltFleet {
   std::optional<Scenario> resized;  // empty: the scenario's own fleet
-  std::vector<int> managed;         // the autoscaled pool's pods, by index
-  std::int32_t initial = 0;         // how many of them start Ready
+  struct Scaled {
+    std::vector<int> managed;  // the pool's pods, by index
+    std::int32_t initial = 0;  // how many of them start Ready
+  };
+  std::vector<Scaled> scaled;  // one per arm.autoscaling entry
 };
 
 BuiltFleet built_fleet(const Scenario& scenario, const ArmSpec& arm) {
   BuiltFleet b;
-  const int scaled = autoscaled_pool(arm.autoscaling, pool_names(scenario.fleet));
-  if (scaled < 0) return b;
+  if (arm.autoscaling.empty()) return b;
   Scenario& r = b.resized.emplace(scenario);
-  const auto max_pods = static_cast<std::int32_t>(arm.autoscaling.get_int("max_pods"));
-  int first = 0;
-  if (r.fleet.pools.empty()) {
-    b.initial = r.fleet.pods;
-    r.fleet.pods = max_pods;
-  } else {
-    auto& pools = r.fleet.pools;
-    for (int p = 0; p < scaled; ++p) first += pools[static_cast<size_t>(p)].pods;
-    b.initial = pools[static_cast<size_t>(scaled)].pods;
-    r.fleet.pods += max_pods - b.initial;
-    pools[static_cast<size_t>(scaled)].pods = max_pods;
+  std::vector<std::int32_t> counts;
+  for (const PoolSpec& p : fleet_pools(r.fleet)) counts.push_back(p.pods);
+  std::vector<std::int32_t> initial = counts;
+  for (const HpaSpec& h : arm.autoscaling) {
+    counts[static_cast<size_t>(h.pool)] = static_cast<std::int32_t>(h.params.get_int("max_pods"));
   }
-  for (int i = 0; i < max_pods; ++i) b.managed.push_back(first + i);
+  if (r.fleet.pools.empty()) {
+    r.fleet.pods = counts.front();
+  } else {
+    r.fleet.pods = 0;
+    for (size_t p = 0; p < counts.size(); ++p) {
+      r.fleet.pools[p].pods = counts[p];
+      r.fleet.pods += counts[p];
+    }
+  }
+  for (const HpaSpec& h : arm.autoscaling) {
+    const auto pool = static_cast<size_t>(h.pool);
+    BuiltFleet::Scaled& sc = b.scaled.emplace_back();
+    const int first = std::accumulate(counts.begin(), counts.begin() + h.pool, 0);
+    for (int i = 0; i < counts[pool]; ++i) sc.managed.push_back(first + i);
+    sc.initial = initial[pool];
+  }
   return b;
 }
 
@@ -399,11 +411,21 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   WindowStart window(pods);
   observers.add(&window);
   schedule_faults(s.faults, loop, pods, gateway, topology, failures);
-  std::unique_ptr<Autoscaler> autoscaler;
-  if (autoscaling_enabled(arm.autoscaling)) {
-    autoscaler = std::make_unique<Autoscaler>(autoscaler_config_from(arm.autoscaling), loop, pods,
-                                              gateway, built.managed, built.initial);
-    observers.add(autoscaler.get());
+  // Every pod of a pool without an HPA holds its GPU throughout; the autoscalers step the rest.
+  std::int32_t fixed_pods = 0;
+  for (size_t p = 0; p < pool_specs.size(); ++p) {
+    const bool scales =
+        std::any_of(arm.autoscaling.begin(), arm.autoscaling.end(),
+                    [&](const HpaSpec& h) { return h.pool == static_cast<int>(p); });
+    if (!scales) fixed_pods += pool_specs[p].pods;
+  }
+  PodClock fleet_clock(fixed_pods);
+  std::vector<std::unique_ptr<Autoscaler>> autoscalers;
+  for (size_t k = 0; k < arm.autoscaling.size(); ++k) {
+    autoscalers.push_back(std::make_unique<Autoscaler>(
+        autoscaler_config_from(arm.autoscaling[k].params), loop, pods, gateway,
+        built.scaled[k].managed, built.scaled[k].initial, fleet_clock));
+    observers.add(autoscalers.back().get());
   }
 
   std::int64_t next_id = 0;
@@ -447,14 +469,14 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     std::vector<std::int32_t> inflight;
     for (int i = 0; i < s.fleet.pods; ++i) {
       // An autoscaled fleet's spread is over the pods in service.
-      if (!autoscaler || gateway.in_endpoints(i)) inflight.push_back(gateway.inflight(i));
+      if (autoscalers.empty() || gateway.in_endpoints(i)) inflight.push_back(gateway.inflight(i));
     }
     concentration.sample(inflight);
     loop.schedule_background_in(sample_every, sample);
   };
   loop.schedule_background_in(sample_every, sample);
 
-  if (autoscaler) autoscaler->start();
+  for (auto& a : autoscalers) a->start();
   gateway.start();
   workload->start();
   const TimeNs horizon = s.horizon_s > 0 ? sec_to_ns(s.horizon_s) : INT64_MAX;
@@ -496,12 +518,28 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   if (s.slo.enabled) {
     out.summary.goodput = summarize_goodput(records.records(), s.slo, out.summary.duration_s);
   }
-  if (autoscaler) {
-    out.summary.autoscaling = autoscaler->summary(loop.now());
-  } else if (std::any_of(s.arms.begin(), s.arms.end(),
-                         [](const ArmSpec& a) { return autoscaling_enabled(a.autoscaling); })) {
-    // A static arm beside autoscaled ones: its GPU time in the same terms.
-    out.summary.autoscaling = static_fleet_summary(s.fleet.pods, loop.now());
+  if (std::any_of(s.arms.begin(), s.arms.end(),
+                  [](const ArmSpec& a) { return !a.autoscaling.empty(); })) {
+    // Every arm of a scenario where one autoscales, its static ones too: GPU time in the same
+    // terms, pool by pool.
+    AutoscalingSummary& as = out.summary.autoscaling.emplace();
+    const std::vector<std::string> names = pool_names(s.fleet);
+    for (size_t p = 0; p < names.size(); ++p) {
+      const auto h = std::find_if(arm.autoscaling.begin(), arm.autoscaling.end(),
+                                  [&](const HpaSpec& x) { return x.pool == static_cast<int>(p); });
+      as.pools.push_back(
+          h == arm.autoscaling.end()
+              ? fixed_pool_scaling(names[p], pool_specs[p].pods, loop.now())
+              : autoscalers[static_cast<size_t>(h - arm.autoscaling.begin())]->summary(names[p],
+                                                                                       loop.now()));
+    }
+    as.fleet = fleet_clock.at_end(loop.now());
+    for (const PoolScaling& p : as.pools) {
+      as.fleet.pods_added += p.pods.pods_added;
+      as.fleet.pods_removed += p.pods.pods_removed;
+      as.fleet.scale_ups += p.pods.scale_ups;
+      as.fleet.scale_downs += p.pods.scale_downs;
+    }
   }
   concentration.fill(out.summary.routing);
   out.summary.policy_counters = gateway.policy_counters();

@@ -19,11 +19,11 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
-#include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/gpu_defs.h"
 #include "sim/fleet/model_defs.h"
+#include "sim/fleet/scenario_autoscaling.h"
 #include "sim/fleet/workload.h"
 #include "sim/named.h"
 #include "sim/yaml_checks.h"
@@ -396,48 +396,9 @@ void check_references(const ParamSpec& spec, const Params& params, const YAML::N
   }
 }
 
-// An autoscaled pool starts at its own pod count (fleet.pods without pools), inside [min_pods,
-// max_pods], and must name one of the fleet's pools when it has several.
-void check_autoscaling(const Params& a, const YAML::Node& node, const YamlWhere& w,
-                       const FleetSpec& fleet) {
-  if (!autoscaling_enabled(a)) return;
-  const std::int64_t lo = a.get_int("min_pods");
-  const std::int64_t hi = a.get_int("max_pods");
-  if (lo > hi) {
-    throw ScenarioError(w.child("min_pods").at(node) + ": min_pods " + std::to_string(lo) +
-                        " is above max_pods " + std::to_string(hi));
-  }
-  const std::vector<std::string> names = pool_names(fleet);
-  const int pool = autoscaled_pool(a, names);
-  if (pool < 0) {
-    throw ScenarioError(w.child("pool").at(node) + ": " +
-                        (a.get_string("pool").empty()
-                             ? std::string("the fleet has several pools; name the one that scales")
-                             : "no pool named '" + a.get_string("pool") + "'") +
-                        "; pools: " + join(names, ", "));
-  }
-  const std::int32_t start =
-      fleet.pools.empty() ? fleet.pods : fleet.pools[static_cast<size_t>(pool)].pods;
-  if (start < lo || start > hi) {
-    throw ScenarioError(w.at(node) + ": " +
-                        (fleet.pools.empty()
-                             ? std::string("fleet.pods")
-                             : "pool " + names[static_cast<size_t>(pool)] + "'s pods") +
-                        " (" + std::to_string(start) +
-                        ", the pods at the start) must lie in [min_pods, max_pods] = [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  if (a.get_double("termination_grace_s") < a.get_double("prestop_s")) {
-    std::ostringstream prestop;
-    prestop << a.get_double("prestop_s");
-    throw ScenarioError(w.child("termination_grace_s").at(node) +
-                        ": the grace period must cover the preStop hook (prestop_s " +
-                        prestop.str() + " s)");
-  }
-}
-
 ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway,
-                  const Params& autoscaling, const FleetSpec& fleet) {
+                  const YAML::Node& autoscaling, const YamlWhere& autoscaling_where,
+                  const FleetSpec& fleet) {
   check_keys(n, w, {"name", "policy", "params", "gateway", "autoscaling"});
   ArmSpec a;
   a.policy =
@@ -459,10 +420,8 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
                           "'; valid policies: " + join(reg.names(), ", "));
     }
   }
-  a.autoscaling = autoscaling_spec().resolve(n["autoscaling"], w.child("autoscaling"), autoscaling);
-  if (n["autoscaling"].IsDefined()) {
-    check_autoscaling(a.autoscaling, n["autoscaling"], w.child("autoscaling"), fleet);
-  }
+  a.autoscaling =
+      resolve_hpas(autoscaling, autoscaling_where, n["autoscaling"], w.child("autoscaling"), fleet);
   return a;
 }
 
@@ -542,16 +501,15 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     throw ScenarioError(w.child("arms").at(arms) + ": expected a non-empty list of arms");
   }
   const Params gateway = gateway_spec().resolve(root["gateway"], w.child("gateway"));
-  const Params autoscaling =
-      autoscaling_spec().resolve(root["autoscaling"], w.child("autoscaling"));
-  check_autoscaling(autoscaling, root["autoscaling"].IsDefined() ? root["autoscaling"] : root,
-                    w.child("autoscaling"), s.fleet);
+  // The scenario's own HPAs, checked where they are written, before any arm's overrides.
+  const YAML::Node autoscaling = root["autoscaling"];
+  resolve_hpas(autoscaling, w.child("autoscaling"), YAML::Node(), YamlWhere{}, s.fleet);
   s.client = client_spec().resolve(root["client"], w.child("client"));
   s.faults = parse_faults(root["faults"], w.child("faults"));
   std::set<std::string> names;
   for (size_t i = 0; i < arms.size(); ++i) {
-    ArmSpec a =
-        parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway, autoscaling, s.fleet);
+    ArmSpec a = parse_arm(arms[i], w.child("arms").child(std::to_string(i)), gateway, autoscaling,
+                          w.child("autoscaling"), s.fleet);
     if (!names.insert(a.name).second) {
       throw ScenarioError(w.child("arms").child(std::to_string(i)).at(arms[i]) +
                           ": duplicate arm name '" + a.name + "'");

@@ -17,13 +17,21 @@
 
 namespace fleetsim {
 
+// One HorizontalPodAutoscaler: the pool whose Deployment it scales (fleet_pools() index) and its
+// settings, autoscaling_spec() resolved through the scenario's and the arm's layers.
+struct HpaSpec {
+  int pool = 0;
+  std::string pool_name;
+  Params params;
+};
+
 struct ArmSpec {
   std::string name;
   std::string policy;
   Params params;
   Params gateway;  // gateway_spec(): the scenario's gateway section with this arm's overrides
-  // autoscaling_spec(): the scenario's autoscaling section with this arm's overrides
-  Params autoscaling;
+  // The HPAs this arm runs, one per scaled pool in pool order; empty = a fixed fleet.
+  std::vector<HpaSpec> autoscaling;
   // "file:line: arms.N.params", for errors a policy raises only when it is built (an EPP's
   // filter names), which happens when the arm runs.
   std::string params_where;

@@ -40,10 +40,12 @@ def test_timeline_and_totals(scenario, cli):
     result = fleetsim.run(scenario)
     hpa = result.arm("hpa")
     frame = hpa.autoscaling
-    assert list(frame.columns) == ["t_s", "metric", "recommended", "desired", "ready",
+    assert list(frame.columns) == ["pool", "t_s", "metric", "recommended", "desired", "ready",
                                    "provisioned"]
+    assert set(frame["pool"]) == {"default"}
     assert frame["t_s"].diff().dropna().eq(15.0).all()
     assert frame["provisioned"].max() == hpa.summary["autoscaling"]["peak_pods"]
+    assert hpa.summary["autoscaling"]["pools"][0]["metric"] == "request_rate"
     assert frame["provisioned"].max() > 2
     assert frame["provisioned"].iloc[-1] == 2
     static = result.arm("static")
@@ -65,3 +67,47 @@ def test_no_autoscaling_no_timeline(scenario):
 def test_bad_setting_is_a_scenario_error(scenario):
     with pytest.raises(fleetsim.ScenarioError, match=r"min_pods 9 is above max_pods 8"):
         fleetsim.run(scenario, overrides={"autoscaling.min_pods": 9})
+
+
+PD_YAML = """\
+name: pd-hpa
+seed: 9
+fleet:
+  gpu: H100-SXM
+  model: Llama-3.1-8B
+  pools:
+    - {name: prefill, role: prefill, pods: 1}
+    - {name: decode, role: decode, pods: 1}
+workload:
+  type: open_loop
+  rate_schedule: "0:2, 100:2, 101:12, 400:12, 401:2"
+  duration_s: 600
+  max_requests: 0
+  prompt_tokens: {dist: uniform, low: 3000, high: 6000}
+  output_tokens: {dist: uniform, low: 100, high: 300}
+autoscaling:
+  load_time_s: 30
+  prestop_s: 5
+  scale_down_stabilization_s: 60
+  pools:
+    prefill: {metric: request_rate, target: 3, min_pods: 1, max_pods: 4}
+    decode: {metric: running, target: 16, min_pods: 1, max_pods: 4}
+arms:
+  - {name: both, policy: least_outstanding}
+"""
+
+
+def test_one_hpa_per_pool(tmp_path):
+    path = tmp_path / "pd.yaml"
+    path.write_text(PD_YAML)
+    arm = fleetsim.run(path).arm("both")
+    frame = arm.autoscaling
+    assert list(frame["pool"].unique()) == ["prefill", "decode"]
+    pools = {p["pool"]: p for p in arm.summary["autoscaling"]["pools"]}
+    for name, part in frame.groupby("pool"):
+        assert part["provisioned"].max() == pools[name]["peak_pods"]
+        assert pools[name]["pods_added"] > 0
+    assert arm.summary["autoscaling"]["pod_hours"] == pytest.approx(
+        sum(p["pod_hours"] for p in pools.values()), abs=2e-3)
+    with pytest.raises(fleetsim.ScenarioError, match=r"no pool named 'nope'"):
+        fleetsim.run(path, overrides={"autoscaling.pools.nope.metric": "waiting"})

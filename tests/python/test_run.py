@@ -221,3 +221,7 @@ def test_prefill_decode_disaggregation_from_python(source_dir):
     assert "prefill_legs" not in agg.summary["gateway_counters"]
     df = result.requests
     assert (df[df["arm"] == "pd"]["pod"] == 4).all()  # the decode pod serves every request
+    assert df[df["arm"] == "pd"]["prefill_pod"].between(0, 3).all()
+    assert (df[df["arm"] == "agg"]["prefill_pod"] == -1).all()
+    prefill = next(p for p in pd.summary["per_pool"] if p["pool"] == "prefill")
+    assert prefill["requests"] == 40  # the requests whose prompts the pool computed
