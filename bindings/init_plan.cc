@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "bindings/common.h"
+#include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
 
 namespace fleetsim::py_bindings {
@@ -15,20 +16,31 @@ void init_plan(py::module_& m) {
   m.def(
       "plan",
       [](const std::filesystem::path& path, const py::object& overrides, double target,
-         int max_pods, const std::string& pods_path, int seeds, int threads) {
+         int max_pods, const py::object& pods_path, int seeds, int threads) {
         if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
         PlanOptions o;
         if (!overrides.is_none()) o.overrides = overrides_from(overrides);
         o.target_pct = target;
         o.max_pods = max_pods;
-        o.path = pods_path;
         o.seeds = seeds;
         o.threads = threads;
+        if (!py::isinstance<py::str>(pods_path)) {
+          const auto pair = pods_path.cast<std::vector<std::string>>();
+          if (pair.size() != 2) {
+            throw py::value_error("pods_path: a path, or a list of two pools' paths");
+          }
+          return run_as_report_dict(
+              [&] {
+                return run_pair_plan(path.string(), o, {pair[0], pair[1]});
+              },
+              pair_plan_json, write_pair_plan_report);
+        }
+        o.path = pods_path.cast<std::string>();
         return run_as_report_dict([&] { return run_plan(path.string(), o); }, plan_json,
                                   write_plan_report);
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(), py::arg("target") = 90.0,
-      py::arg("max_pods") = 256, py::arg("pods_path") = "fleet.pods", py::arg("seeds") = 1,
+      py::arg("max_pods") = 256, py::arg("pods_path") = py::str("fleet.pods"), py::arg("seeds") = 1,
       py::arg("threads") = 0,
       "Per arm, the smallest pod count whose SLO attainment reaches `target` percent, as\n"
       "`fleetsim plan` finds it (docs/plan.md): doubling from one pod, then bisection.\n"
@@ -40,6 +52,12 @@ void init_plan(py::module_& m) {
       "Returns a dict: scenario, path, target_pct, max_pods, seeds, arms (each: arm,\n"
       "pods_needed (None when not met up to max_pods), evaluated: [{pods, slo_attainment_pct,\n"
       "goodput_req_s, throughput_req_s, ttft_p95_ms, tpot_p50_ms}]), report (the CLI's text).\n"
+      "\n"
+      "pods_path as a list of two pools' paths (e.g. ['fleet.pools.prefill.pods',\n"
+      "'fleet.pools.decode.pods']) searches both counts together, as `fleetsim plan --path A\n"
+      "--path B`: the dict then has paths and, per arm, cheapest ({pods: [a, b], gpus} or\n"
+      "None), frontier (the smallest b for each a that meets) and evaluated (each with pods\n"
+      "[a, b], gpus and the figures above).\n"
       "Raises ScenarioError for a scenario without an slo section or a bad pods_path.");
 }
 

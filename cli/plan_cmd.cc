@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "sim/errors.h"
+#include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
 
 namespace fleetsim::cli {
@@ -14,9 +16,10 @@ void add_plan_command(CLI::App& app, PlanCommand& c) {
       ->check(CLI::Range(0.001, 100.0));
   c.app->add_option("--max-pods", c.max_pods, "give up above this many pods")
       ->check(CLI::Range(1, 100000));
-  c.app->add_option("--path", c.path,
+  c.app->add_option("--path", c.paths,
                     "the pod count to search (default fleet.pods; a pool's: "
-                    "fleet.pools.NAME.pods)");
+                    "fleet.pools.NAME.pods); given twice, two pools' counts searched together "
+                    "for the fewest GPUs (xPyD)");
   c.app->add_option("--seeds", c.seeds, "attainment at a count: the mean over this many seeds")
       ->check(CLI::Range(1, 1000));
   c.app->add_option("--set", c.sets, "override a field for every run: PATH=VALUE");
@@ -28,11 +31,24 @@ void add_plan_command(CLI::App& app, PlanCommand& c) {
 int run_plan_command(const PlanCommand& c) {
   PlanOptions o;
   o.overrides = c.sets;
-  o.path = c.path;
+  if (c.paths.size() > 2) {
+    throw ScenarioError("--path: at most two pod counts (a pair of pools), got " +
+                        std::to_string(c.paths.size()));
+  }
+  o.path = c.paths.empty() ? "fleet.pods" : c.paths.front();
   o.target_pct = c.target;
   o.max_pods = c.max_pods;
   o.seeds = c.seeds;
   o.threads = c.threads;
+  if (c.paths.size() == 2) {
+    const PairPlanResult r = run_pair_plan(c.scenario, o, {c.paths[0], c.paths[1]});
+    if (c.format == "json") {
+      std::cout << pair_plan_json(r).dump(2) << "\n";
+    } else {
+      write_pair_plan_report(std::cout, r);
+    }
+    return 0;
+  }
   const PlanResult r = run_plan(c.scenario, o);
   if (c.format == "json") {
     std::cout << plan_json(r).dump(2) << "\n";

@@ -11,7 +11,7 @@ struct PlanCommand {
   CLI::App* app = nullptr;
   std::string scenario;
   std::string format = "table";
-  std::string path = "fleet.pods";
+  std::vector<std::string> paths;  // none: fleet.pods; two: a pair of pools searched together
   std::vector<std::string> sets;
   double target = 90;
   int max_pods = 256;

@@ -8,8 +8,9 @@
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/architectures.md's example: `fleetsim sweep scenarios/gpt-oss-gpus.yaml`;
-#  * docs/pd-disaggregation.md's four: `fleetsim run`, `fleetsim sweep` and `fleetsim plan` of
-#    scenarios/pd-disaggregation.yaml, and `fleetsim sweep scenarios/pd-prefill-link.yaml`;
+#  * docs/pd-disaggregation.md's five: `fleetsim run`, `fleetsim sweep` and two `fleetsim plan`s
+#    (one pool, both pools) of scenarios/pd-disaggregation.yaml, and `fleetsim sweep
+#    scenarios/pd-prefill-link.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -57,9 +58,12 @@ check_quoted(docs/pd-disaggregation.md "sweep pd-disaggregation" sweep
              scenarios/pd-disaggregation.yaml)
 check_quoted(docs/pd-disaggregation.md "sweep pd-prefill-link" sweep
              scenarios/pd-prefill-link.yaml)
-check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation" plan
+check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation: smallest" plan
              scenarios/pd-disaggregation.yaml --path fleet.pools.prefill.pods
              --set "slo={ttft_ms: 3000, tpot_ms: 50}" --max-pods 8)
+check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation: fewest" plan
+             scenarios/pd-disaggregation.yaml --path fleet.pools.prefill.pods
+             --path fleet.pools.decode.pods --set "slo={ttft_ms: 3000, tpot_ms: 50}" --max-pods 8)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

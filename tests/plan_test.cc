@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/errors.h"
+#include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -135,6 +136,100 @@ TEST_F(Plan, RefusalsNameWhatToFix) {
   bad_path.path = "fleet.pools.huge.pods";
   e = error_of(pooled, bad_path);
   EXPECT_NE(e.find("no list element 'huge'"), std::string::npos) << e;
+}
+
+// Two pools searched together: 1P1D-style, one prefill pod of TP 1 and one decode pod of TP 2.
+class PairPlan : public Plan {
+ protected:
+  std::string pd_scenario() {
+    return testing::write_file(
+        dir_ / "pd.yaml",
+        "name: pd\nseed: 3\n"
+        "fleet:\n  gpu: H100-SXM\n  model: Llama-3.1-8B\n  pools:\n"
+        "    - {name: prefill, role: prefill, pods: 1}\n"
+        "    - {name: decode, role: decode, pods: 1, server: {tensor_parallel_size: 2}}\n"
+        "workload: {type: open_loop, rate: 12, max_requests: 240,\n"
+        "  prompt_tokens: {dist: uniform, low: 6000, high: 8000}, output_tokens: 200}\n"
+        "slo: {ttft_ms: 1500, tpot_ms: 40}\n"
+        "arms:\n  - {name: pd, policy: least_outstanding}\n"
+        "  - {name: agg, policy: least_outstanding, gateway: {disaggregate: false}}\n");
+  }
+  static const std::array<std::string, 2>& paths() {
+    static const std::array<std::string, 2> p = {"fleet.pools.prefill.pods",
+                                                 "fleet.pools.decode.pods"};
+    return p;
+  }
+};
+
+TEST_F(PairPlan, FindsTheFrontierAndItsCheapestPair) {
+  PlanOptions o;
+  o.max_pods = 8;
+  const PairPlanResult r = run_pair_plan(pd_scenario(), o, paths());
+  ASSERT_EQ(r.arms.size(), 2u);
+  for (const auto& a : r.arms) {
+    ASSERT_TRUE(a.cheapest.has_value()) << a.arm;
+    ASSERT_FALSE(a.frontier.empty()) << a.arm;
+    auto meets = [&](const PairPoint& p) { return p.figures.attainment_pct >= 90.0; };
+    auto find = [&](int x, int y) -> const PairPoint* {
+      for (const auto& p : a.evaluated) {
+        if (p.pods[0] == x && p.pods[1] == y) return &p;
+      }
+      return nullptr;
+    };
+    for (size_t i = 0; i < a.frontier.size(); ++i) {
+      const PairPoint& f = a.frontier[i];
+      const PairPoint* run = find(f.pods[0], f.pods[1]);
+      ASSERT_NE(run, nullptr);
+      EXPECT_TRUE(meets(*run)) << a.arm;
+      // One decode pod fewer was run and missed, unless one is the least there is.
+      if (f.pods[1] > 1) {
+        const PairPoint* fewer = find(f.pods[0], f.pods[1] - 1);
+        ASSERT_NE(fewer, nullptr) << a.arm << " " << f.pods[0] << "+" << f.pods[1] - 1;
+        EXPECT_FALSE(meets(*fewer)) << a.arm;
+      }
+      if (i > 0) {
+        EXPECT_LE(f.pods[1], a.frontier[i - 1].pods[1]) << a.arm;  // a staircase
+      }
+    }
+    // No pair run that meets the target takes fewer GPUs than the one named.
+    for (const auto& p : a.evaluated) {
+      if (meets(p)) {
+        EXPECT_GE(p.gpus, a.cheapest->gpus) << a.arm;
+      }
+    }
+    // A prefill pod takes one GPU, a decode pod two.
+    EXPECT_EQ(a.cheapest->gpus, a.cheapest->pods[0] + 2 * a.cheapest->pods[1]) << a.arm;
+  }
+  // Prompts of 7,000 tokens at 12 a second need more than one prefill GPU.
+  EXPECT_GT(r.arms[0].cheapest->pods[0], 1);
+  std::ostringstream report;
+  write_pair_plan_report(report, r);
+  EXPECT_NE(report.str().find("<- cheapest"), std::string::npos) << report.str();
+  const nlohmann::json j = pair_plan_json(r);
+  EXPECT_EQ(j["paths"][1], "fleet.pools.decode.pods");
+  EXPECT_EQ(j["arms"][0]["cheapest"]["gpus"], r.arms[0].cheapest->gpus);
+  o.threads = 1;
+  PlanOptions many = o;
+  many.threads = 4;
+  EXPECT_EQ(pair_plan_json(run_pair_plan(pd_scenario(), o, paths())).dump(),
+            pair_plan_json(run_pair_plan(pd_scenario(), many, paths())).dump());
+}
+
+TEST_F(PairPlan, RefusalsNameWhatToFix) {
+  auto error_of = [&](const std::array<std::string, 2>& p) -> std::string {
+    try {
+      run_pair_plan(pd_scenario(), {}, p);
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::string e = error_of({paths()[0], paths()[0]});
+  EXPECT_NE(e.find("given twice: name two different pools"), std::string::npos) << e;
+  e = error_of({paths()[0], "fleet.pools.big.pods"});
+  EXPECT_NE(e.find("no list element 'big'"), std::string::npos) << e;
+  e = error_of({paths()[0], "fleet.pods"});
+  EXPECT_NE(e.find("the fleet has pools"), std::string::npos) << e;
 }
 
 }  // namespace

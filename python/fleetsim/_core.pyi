@@ -276,7 +276,7 @@ def plan(
     *,
     target: float = 90.0,
     max_pods: int = 256,
-    pods_path: str = "fleet.pods",
+    pods_path: str | Sequence[str] = "fleet.pods",
     seeds: int = 1,
     threads: int = 0,
 ) -> dict[str, Any]: ...

@@ -65,3 +65,27 @@ def test_plan_matches_the_cli(tmp_path, small_yaml, small_file, cli):
     assert json.loads(out) == r
     with pytest.raises(fleetsim.ScenarioError, match="the plan needs an slo section"):
         fleetsim.plan(small_file)
+
+
+def test_pair_plan_matches_the_cli(source_dir, cli):
+    path = source_dir / "scenarios" / "pd-disaggregation.yaml"
+    sets = {"slo": "{ttft_ms: 3000, tpot_ms: 50}", "workload.max_requests": 120}
+    pools = ["fleet.pools.prefill.pods", "fleet.pools.decode.pods"]
+    r = fleetsim.plan(path, sets, max_pods=4, pods_path=pools)
+    assert r["paths"] == pools
+    for arm in r["arms"]:
+        cheapest = arm["cheapest"]
+        assert cheapest is not None
+        met = [p for p in arm["evaluated"] if p["slo_attainment_pct"] >= 90]
+        assert min(p["gpus"] for p in met) == cheapest["gpus"]
+        assert cheapest["pods"] in [f["pods"] for f in arm["frontier"]]
+    args = [str(cli), "plan", str(path), "--max-pods", "4", "--format", "json"]
+    for k, v in sets.items():
+        args += ["--set", f"{k}={v}"]
+    for p in pools:
+        args += ["--path", p]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    r.pop("report")
+    assert json.loads(out) == r
+    with pytest.raises(ValueError, match="a list of two pools' paths"):
+        fleetsim.plan(path, sets, pods_path=pools[:1])

@@ -11,9 +11,8 @@
 #include "sim/fleet/scenario.h"
 
 namespace fleetsim {
-namespace {
 
-void check_options(const Scenario& s, const PlanOptions& o, const std::string& path) {
+void check_plan_options(const Scenario& s, const PlanOptions& o, const std::string& path) {
   if (!s.slo.enabled) {
     throw ScenarioError(path +
                         ": the plan needs an slo section (the targets attainment counts against), "
@@ -37,6 +36,35 @@ void check_options(const Scenario& s, const PlanOptions& o, const std::string& p
                         join(names, " or --path "));
   }
 }
+
+PlanPoint evaluate_plan_point(const std::string& path, const PlanOptions& o, size_t arm,
+                              const std::vector<std::string>& counts) {
+  std::vector<std::string> sets = o.overrides;
+  sets.insert(sets.end(), counts.begin(), counts.end());
+  Scenario s = load_scenario(path, sets);
+  const ArmSpec spec = s.arms[arm];
+  const std::uint64_t base = s.seed;
+  PlanPoint p;
+  for (int i = 0; i < o.seeds; ++i) {
+    s.seed = base + static_cast<std::uint64_t>(i);
+    const ArmResult a = run_arm(s, spec);
+    const ArmSummary& sum = a.summary;
+    p.attainment_pct += sum.goodput ? 100.0 * sum.goodput->attainment : 0.0;
+    p.goodput_req_s += sum.goodput ? sum.goodput->goodput_req_s : 0.0;
+    p.throughput_req_s += sum.throughput_req_s;
+    p.ttft_p95_ms += sum.ttft_ms.p95;
+    p.tpot_p50_ms += sum.tpot_ms.p50;
+  }
+  const double n = o.seeds;
+  p.attainment_pct /= n;
+  p.goodput_req_s /= n;
+  p.throughput_req_s /= n;
+  p.ttft_p95_ms /= n;
+  p.tpot_p50_ms /= n;
+  return p;
+}
+
+namespace {
 
 // More than noise: one point of attainment (6 requests of the flagship's 600).
 constexpr double kFallPct = 1.0;
@@ -67,29 +95,8 @@ class ArmSearch {
 
   const PlanPoint& at(int pods) {
     if (const auto it = points_.find(pods); it != points_.end()) return it->second;
-    std::vector<std::string> sets = o_.overrides;
-    sets.push_back(o_.path + "=" + std::to_string(pods));
-    Scenario s = load_scenario(path_, sets);
-    const ArmSpec arm = s.arms[arm_];
-    const std::uint64_t base = s.seed;
-    PlanPoint p;
+    PlanPoint p = evaluate_plan_point(path_, o_, arm_, {o_.path + "=" + std::to_string(pods)});
     p.pods = pods;
-    for (int i = 0; i < o_.seeds; ++i) {
-      s.seed = base + static_cast<std::uint64_t>(i);
-      const ArmResult a = run_arm(s, arm);
-      const ArmSummary& sum = a.summary;
-      p.attainment_pct += sum.goodput ? 100.0 * sum.goodput->attainment : 0.0;
-      p.goodput_req_s += sum.goodput ? sum.goodput->goodput_req_s : 0.0;
-      p.throughput_req_s += sum.throughput_req_s;
-      p.ttft_p95_ms += sum.ttft_ms.p95;
-      p.tpot_p50_ms += sum.tpot_ms.p50;
-    }
-    const double n = o_.seeds;
-    p.attainment_pct /= n;
-    p.goodput_req_s /= n;
-    p.throughput_req_s /= n;
-    p.ttft_p95_ms /= n;
-    p.tpot_p50_ms /= n;
     return points_.emplace(pods, p).first->second;
   }
 
@@ -138,7 +145,7 @@ ArmPlan search(const std::string& path, const PlanOptions& o, size_t arm, const 
 
 PlanResult run_plan(const std::string& path, const PlanOptions& o) {
   const Scenario base = load_scenario(path, o.overrides);
-  check_options(base, o, path);
+  check_plan_options(base, o, path);
   // The path must name an integer pod count the scenario accepts.
   {
     std::vector<std::string> sets = o.overrides;

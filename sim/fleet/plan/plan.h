@@ -58,6 +58,14 @@ struct PlanResult {
 PlanResult run_plan(const std::string& scenario_path, const PlanOptions& options);
 
 nlohmann::json plan_json(const PlanResult& r);
+
+struct Scenario;
+// Shared with the two-count search (pair_plan.h): the checks of the options against the scenario
+// (`o.path` among them), and one point's figures, the mean over o.seeds runs of arm `arm` with
+// `counts` ("PATH=N") set over o.overrides.
+void check_plan_options(const Scenario& s, const PlanOptions& o, const std::string& path);
+PlanPoint evaluate_plan_point(const std::string& path, const PlanOptions& o, size_t arm,
+                              const std::vector<std::string>& counts);
 void write_plan_report(std::ostream& os, const PlanResult& r);
 
 }  // namespace fleetsim
