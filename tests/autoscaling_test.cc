@@ -316,5 +316,96 @@ TEST(Autoscaling, PerPoolSettingsAreNamedWhereTheyAreWritten) {
          "arms.0.autoscaling.target");
 }
 
+// Ten minutes of traffic, twenty of none, ten again, on a pool KEDA may scale to zero.
+std::string pause_yaml(const std::string& autoscaling, const std::string& gateway) {
+  return "name: pause\nseed: 5\nfleet: {pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+         "workload:\n  type: open_loop\n"
+         "  rate_schedule: '0:1, 600:1, 601:0, 1800:0, 1801:1, 2400:1'\n"
+         "  duration_s: 2400\n  max_requests: 0\n"
+         "  prompt_tokens: {dist: uniform, low: 500, high: 2000}\n"
+         "  output_tokens: {dist: uniform, low: 100, high: 300}\n"
+         "gateway: " +
+         gateway +
+         "\nautoscaling: {metric: request_rate, target: 2, min_pods: 1, max_pods: 2, "
+         "provision_s: 60, load_time_s: 60, prestop_s: 5}\n"
+         "arms:\n  - {name: always-on, policy: least_outstanding}\n"
+         "  - {name: to-zero, policy: least_outstanding, autoscaling: " +
+         autoscaling + "}\n";
+}
+
+double counter(const std::vector<PolicyCounter>& counters, const std::string& name) {
+  for (const auto& c : counters) {
+    if (c.name == name) return c.value;
+  }
+  return -1;
+}
+
+TEST(Autoscaling, AnIdlePoolScalesToZeroAndTheFirstRequestWaitsForAPod) {
+  const RunResult r = run_scenario(
+      parse_scenario(pause_yaml("{min_pods: 0}", "{hold_for_endpoints_s: 300}"), "pause.yaml"), 2);
+  const ArmResult& on = r.arms[0];
+  const ArmResult& zero = r.arms[1];
+  EXPECT_EQ(zero.summary.failed, 0);
+  EXPECT_EQ(zero.summary.completed, on.summary.completed);
+  // Gone after the 300 s cooldown that follows the last request (the 30 s checks' phase on top),
+  // back when requests wait at the gateway.
+  const PoolScaling& pool = zero.summary.autoscaling->pools.at(0);
+  double gone = -1, back = -1;
+  for (const auto& p : pool.timeline) {
+    if (gone < 0 && p.provisioned == 0) gone = p.t_s;
+    if (gone >= 0 && back < 0 && p.provisioned > 0) back = p.t_s;
+  }
+  EXPECT_GE(gone, 600.0 + 300.0);
+  EXPECT_LE(gone, 600.0 + 300.0 + 30.0 + 15.0);
+  EXPECT_GE(back, 1800.0);
+  EXPECT_LE(back, 1800.0 + 30.0 + 15.0);
+  EXPECT_GT(counter(zero.summary.gateway_counters, "held_for_a_pod"), 0);
+  EXPECT_EQ(counter(on.summary.gateway_counters, "held_for_a_pod"), 0);
+  // The first request after the pause waited for a node and the model: two minutes at least.
+  double first_after = -1;
+  for (const auto& rec : zero.records) {
+    if (rec.arrival >= sec_to_ns(1800) &&
+        (first_after < 0 || rec.arrival < sec_to_ns(first_after))) {
+      first_after = ns_to_sec(rec.arrival);
+      EXPECT_GE(ns_to_sec(rec.first_token - rec.arrival), 120.0 - 30.0);
+    }
+  }
+  ASSERT_GE(first_after, 1800.0);
+  EXPECT_GT(zero.summary.ttft_ms.p95, 10 * on.summary.ttft_ms.p95);
+  EXPECT_LT(zero.summary.autoscaling->fleet.pod_seconds,
+            on.summary.autoscaling->fleet.pod_seconds - 300.0);
+  EXPECT_LT(zero.summary.autoscaling->fleet.mean_pods, 1.0);
+}
+
+TEST(Autoscaling, ARequestHeldLongerThanTheGatewayWaitsGetsA503) {
+  const ArmResult zero =
+      run_scenario(
+          parse_scenario(pause_yaml("{min_pods: 0}", "{hold_for_endpoints_s: 10}"), "pause.yaml"))
+          .arms[1];
+  std::int64_t refused = 0;
+  for (const auto& rec : zero.records) {
+    if (rec.done && rec.outcome == Outcome::kNoPod503) {
+      ++refused;
+      // Each attempt waited its 10 s; the client's retries waited theirs.
+      EXPECT_GE(ns_to_sec(rec.finished - rec.arrival), 10.0 - 1e-9);
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(refused, zero.summary.failed);
+}
+
+TEST(Autoscaling, ScaleToZeroWithoutAGatewayThatHoldsIsRefused) {
+  try {
+    parse_scenario(pause_yaml("{min_pods: 0}", "{}"), "pause.yaml");
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("pause.yaml:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pool default may scale to zero (autoscaling min_pods "
+                                         "0), so the gateway must hold requests"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fleetsim

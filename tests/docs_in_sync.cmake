@@ -3,8 +3,9 @@
 #    `fleetsim run scenarios/loxilb-3pod-long.yaml` (trailing spaces ignored);
 #  * docs/campaign.md's worked example: `fleetsim campaign scenarios/loxilb-3pod-long.yaml`;
 #  * docs/plan.md's worked example: its `fleetsim plan` command;
-#  * docs/autoscaling.md's three examples: `fleetsim run` of scenarios/autoscale-burst.yaml,
-#    scenarios/azure-conv-autoscale.yaml and scenarios/pd-autoscale.yaml;
+#  * docs/autoscaling.md's four examples: `fleetsim run` of scenarios/autoscale-burst.yaml,
+#    scenarios/azure-conv-autoscale.yaml, scenarios/pd-autoscale.yaml and
+#    scenarios/scale-to-zero.yaml;
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/architectures.md's example: `fleetsim sweep scenarios/gpt-oss-gpus.yaml`;
@@ -48,6 +49,7 @@ check_quoted(docs/campaign.md "campaign loxilb-3pod-long" campaign scenarios/lox
 check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autoscale-burst.yaml)
 check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)
 check_quoted(docs/autoscaling.md "scenario pd-autoscale" run scenarios/pd-autoscale.yaml)
+check_quoted(docs/autoscaling.md "scenario scale-to-zero" run scenarios/scale-to-zero.yaml)
 check_quoted(docs/kv-offload.md "sweep mooncake-host-offload" sweep
              scenarios/mooncake-host-offload.yaml)
 check_quoted(docs/speculative-decoding.md "sweep spec-decode" sweep scenarios/spec-decode.yaml)

@@ -37,7 +37,11 @@ const ParamSpec& autoscaling_spec() {
           .text("pool", "",
                 "the pool (a fleet.pools name) whose Deployment scales; empty = the fleet's only "
                 "pool")
-          .integer("min_pods", 1, "minReplicas", 1, 100000)
+          .integer("min_pods", 1,
+                   "minReplicas; 0 = scale to zero as KEDA does (activation_interval_s, "
+                   "cooldown_s), which needs the gateway to hold requests while no pod is there "
+                   "(gateway.hold_for_endpoints_s)",
+                   0, 100000)
           .integer("max_pods", 8,
                    "maxReplicas; this many pods are built, those above the pool's pods (fleet.pods "
                    "without pools) start absent",
@@ -85,6 +89,15 @@ const ParamSpec& autoscaling_spec() {
                 "a preStop sleep: the pod keeps serving this long after it leaves the endpoints "
                 "before the server is told to stop (0 = none, Kubernetes' default)",
                 0)
+          .real("activation_interval_s", 30,
+                "min_pods 0 only: how often KEDA checks whether the pool is in use: requests "
+                "held at the gateway, in flight to the pool or sent to it since the last check "
+                "(a ScaledObject's pollingInterval, 30)",
+                0.001)
+          .real("cooldown_s", 300,
+                "min_pods 0 only: unused this long, the pool scales to zero (a ScaledObject's "
+                "cooldownPeriod, 300)",
+                0)
           .real("termination_grace_s", 30,
                 "terminationGracePeriodSeconds: requests still running this long after the "
                 "scale-down are killed (30)",
@@ -117,6 +130,8 @@ AutoscalerConfig autoscaler_config_from(const Params& p) {
   c.load_time = sec_to_ns(p.get_double("load_time_s"));
   c.prestop = sec_to_ns(p.get_double("prestop_s"));
   c.grace = sec_to_ns(p.get_double("termination_grace_s"));
+  c.activation_interval = sec_to_ns(p.get_double("activation_interval_s"));
+  c.cooldown = sec_to_ns(p.get_double("cooldown_s"));
   return c;
 }
 
@@ -206,14 +221,16 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, EventLoop& loop,
                        std::vector<std::unique_ptr<Pod>>& pods, Gateway& gateway,
                        std::vector<int> managed, std::int32_t initial, PodClock& fleet)
     : config_(config),
+      hpa_config_(config),
       loop_(loop),
       pods_(pods),
       gateway_(gateway),
       initial_(initial),
-      behavior_(config_),
+      behavior_(hpa_config_),
       slots_(managed.size()),
       slot_of_(pods.size(), -1),
       fleet_(fleet) {
+  hpa_config_.min_pods = std::max(1, config_.min_pods);
   for (size_t k = 0; k < managed.size(); ++k) {
     slots_[k].pod = managed[k];
     slot_of_[static_cast<size_t>(managed[k])] = static_cast<int>(k);
@@ -236,6 +253,44 @@ void Autoscaler::start() {
   }
   loop_.schedule_background_in(config_.scrape_interval, [this] { scrape(); });
   loop_.schedule_background_in(config_.sync_period, [this] { sync(); });
+  if (config_.min_pods == 0) {
+    loop_.schedule_background_in(config_.activation_interval, [this] { activate(); });
+  }
+}
+
+bool Autoscaler::active() const {
+  if (gateway_.held() > 0) return true;
+  std::int64_t dispatched = 0;
+  for (const Slot& s : slots_) {
+    if (gateway_.inflight(s.pod) > 0) return true;
+    dispatched += s.dispatched;
+  }
+  return dispatched > dispatched_at_check_;
+}
+
+void Autoscaler::activate() {
+  loop_.schedule_background_in(config_.activation_interval, [this] { activate(); });
+  const TimeNs now = loop_.now();
+  const bool in_use = active();
+  dispatched_at_check_ = 0;
+  for (const Slot& s : slots_) dispatched_at_check_ += s.dispatched;
+  const std::int32_t current = replicas();
+  if (in_use) last_active_ = now;
+  if (current == 0 && in_use) {
+    ++ups_;
+    const auto absent = std::find_if(slots_.begin(), slots_.end(),
+                                     [](const Slot& s) { return s.state == State::kAbsent; });
+    // Every slot still draining: the new pod waits for the next check.
+    if (absent != slots_.end()) add_pod(static_cast<int>(absent - slots_.begin()));
+  } else if (current > 0 && !in_use && now - last_active_ >= config_.cooldown) {
+    ++downs_;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const State st = slots_[i].state;
+      if (st == State::kProvisioning || st == State::kLoading || st == State::kReady) {
+        remove_pod(static_cast<int>(i));
+      }
+    }
+  }
 }
 
 void Autoscaler::on_dispatch(const Request&, int pod, TimeNs) {

@@ -37,6 +37,10 @@ struct AutoscalerConfig {
   double up_max_percent = 100, down_max_percent = 100;
   std::int32_t up_max_pods = 4;
   TimeNs provision = 0, load_time = 0, prestop = 0, grace = 0;
+  // Scale to zero (min_pods 0), as KEDA does around the HPA: it checks its trigger every
+  // `activation_interval`, scales 0 -> 1 when the trigger is active and N -> 0 when it has been
+  // inactive for `cooldown`; the HPA it manages keeps at least one pod.
+  TimeNs activation_interval = 0, cooldown = 0;
 };
 
 // The `autoscaling` section (scenario-wide, overridable per arm).
@@ -125,6 +129,9 @@ class Autoscaler : public FleetObserver {
   };
   void scrape();
   void sync();
+  // KEDA's activation check (scale to zero only).
+  void activate();
+  bool active() const;
   Pod& pod_at(int slot) const;
   double gauge(int slot) const;
   void set_state(int slot, State s);
@@ -134,6 +141,7 @@ class Autoscaler : public FleetObserver {
   std::int32_t count(State s) const;
 
   AutoscalerConfig config_;
+  AutoscalerConfig hpa_config_;  // config_ with the HPA's own floor of one pod under scale to zero
   EventLoop& loop_;
   std::vector<std::unique_ptr<Pod>>& pods_;
   Gateway& gateway_;
@@ -145,6 +153,8 @@ class Autoscaler : public FleetObserver {
   PodClock& fleet_;
   std::int32_t added_ = 0, removed_ = 0;
   std::int64_t ups_ = 0, downs_ = 0;
+  TimeNs last_active_ = 0;
+  std::int64_t dispatched_at_check_ = 0;
   std::vector<AutoscalingPoint> timeline_;
 };
 

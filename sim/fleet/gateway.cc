@@ -48,6 +48,12 @@ const ParamSpec& gateway_spec() {
           .text("fallback_policy", "round_robin", "the gateway's own rule under fail_open")
           .real("endpoint_watch_delay_ms", 100,
                 "a deleted (or newly ready) pod reaches the picker's endpoint list after this", 0)
+          .real("hold_for_endpoints_s", 0,
+                "a request no pod can take (every pod of its pool gone, as a Deployment scaled "
+                "to zero) waits this long for one to join, then gets HTTP 503; KEDA's HTTP "
+                "add-on interceptor holds requests so (its readiness timeout); 0 = HTTP 503 at "
+                "once",
+                0)
           .real("scrape_interval_ms", 0,
                 "engine metrics (queue, running, KV use) the router reads are scraped this "
                 "often; 0 = live",
@@ -101,6 +107,7 @@ GatewayConfig gateway_config_from(const Params& p) {
                               : PickerFailureMode::kFailOpen;
   c.fallback_policy = p.get_string("fallback_policy");
   c.endpoint_watch_delay = ms_to_ns(p.get_double("endpoint_watch_delay_ms"));
+  c.hold_for_endpoints = sec_to_ns(p.get_double("hold_for_endpoints_s"));
   c.scrape_interval = ms_to_ns(p.get_double("scrape_interval_ms"));
   c.kv_event_delay = ms_to_ns(p.get_double("kv_event_delay_ms"));
   c.replicas = static_cast<int>(p.get_int("replicas"));
@@ -331,6 +338,9 @@ std::vector<PolicyCounter> Gateway::counters() const {
       {"routed_by_fallback", static_cast<double>(routed_by_fallback_)},
       {"picker_failures", static_cast<double>(picker_failures_)},
       {"no_healthy_pod", static_cast<double>(no_pod_)}};
+  if (config_.hold_for_endpoints > 0) {
+    out.push_back({"held_for_a_pod", static_cast<double>(held_total_)});
+  }
   if (disaggregated_) {
     out.push_back({"prefill_legs", static_cast<double>(prefill_legs_)});
     out.push_back({"decode_only_below_threshold", static_cast<double>(decode_only_)});
@@ -367,10 +377,15 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   const std::span<const PodState> pods = candidates(replica, policy.reads_engine_state());
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
+    if (config_.hold_for_endpoints > 0) {
+      hold(std::move(r), replica);
+      return;
+    }
     ++no_pod_;
     finish(r, -1, Outcome::kNoPod503);
     return;
   }
+  if (config_.hold_for_endpoints > 0) hold_deadline_.erase(r->id);
   const bool by_fallback = &policy == replicas_[static_cast<size_t>(replica)].fallback.get();
   ++(by_fallback ? routed_by_fallback_ : routed_by_policy_);
   if (pod >= static_cast<int>(pods_.size())) {
@@ -505,8 +520,46 @@ void Gateway::remove_endpoint(int pod) {
 }
 
 void Gateway::add_endpoint(int pod) {
-  loop_.schedule_background_in(config_.endpoint_watch_delay,
-                               [this, pod] { endpoints_[static_cast<size_t>(pod)] = true; });
+  loop_.schedule_background_in(config_.endpoint_watch_delay, [this, pod] {
+    endpoints_[static_cast<size_t>(pod)] = true;
+    release_held();
+  });
+}
+
+void Gateway::hold(RequestPtr r, int replica) {
+  const TimeNs now = loop_.now();
+  const TimeNs deadline =
+      hold_deadline_.try_emplace(r->id, now + config_.hold_for_endpoints).first->second;
+  if (deadline <= now) {
+    hold_deadline_.erase(r->id);
+    ++no_pod_;
+    finish(r, -1, Outcome::kNoPod503);
+    return;
+  }
+  const std::int64_t key = next_hold_++;
+  ++held_total_;
+  Held& h = held_[key];
+  h.r = r;
+  h.replica = replica;
+  h.expiry = loop_.schedule_in(deadline - now, [this, key] {
+    const auto it = held_.find(key);
+    if (it == held_.end()) return;
+    const RequestPtr expired = it->second.r;
+    held_.erase(it);
+    hold_deadline_.erase(expired->id);
+    ++no_pod_;
+    finish(expired, -1, Outcome::kNoPod503);
+  });
+}
+
+void Gateway::release_held() {
+  if (held_.empty()) return;
+  std::map<std::int64_t, Held> waiting;
+  waiting.swap(held_);
+  for (auto& [key, h] : waiting) {
+    loop_.cancel(h.expiry);
+    route(std::move(h.r), h.replica);
+  }
 }
 
 void Gateway::probe(int pod, int replica) {
@@ -544,6 +597,7 @@ void Gateway::probe_result(int pod, bool ok, int replica) {
   } else if (!h.healthy[i] && h.ok_run[i] >= config_.probe_rise) {
     h.healthy[i] = true;
     observer_.on_health_change(pod, true, loop_.now(), replica);
+    release_held();
   }
 }
 

@@ -44,8 +44,11 @@ struct GatewayConfig {
   PickerFailureMode picker_failure_mode = PickerFailureMode::kFailOpen;
   std::string fallback_policy = "round_robin";
   TimeNs endpoint_watch_delay = 0;  // a deleted or new pod reaches the picker after this
-  TimeNs scrape_interval = 0;       // engine metrics the router reads are this stale (0 = live)
-  TimeNs kv_event_delay = 0;        // a pod's KV events reach the router after this
+  // A request no pod can take waits this long for one to join (KEDA's HTTP add-on interceptor
+  // holds requests while its Deployment is scaled to zero); 0 = HTTP 503 at once.
+  TimeNs hold_for_endpoints = 0;
+  TimeNs scrape_interval = 0;  // engine metrics the router reads are this stale (0 = live)
+  TimeNs kv_event_delay = 0;   // a pod's KV events reach the router after this
   // Gateway replicas behind an L4 spreader, each with its own policy instance, in-flight counts
   // and scrape phase.
   int replicas = 1;
@@ -104,6 +107,8 @@ class Gateway : public PodListener {
   void absent_at_start(int pod) { endpoints_[static_cast<size_t>(pod)] = false; }
   // In the endpoint list the routers use (the watch's view).
   bool in_endpoints(int pod) const { return endpoints_[static_cast<size_t>(pod)]; }
+  // Requests waiting for a pod to join (GatewayConfig::hold_for_endpoints).
+  std::int64_t held() const { return static_cast<std::int64_t>(held_.size()); }
 
   void on_pod_first_token(const RequestPtr& r, int pod) override;
   void on_pod_finished(const RequestPtr& r, int pod) override;
@@ -150,6 +155,10 @@ class Gateway : public PodListener {
   void route_with(RoutingPolicy& policy, RequestPtr r, int replica);
   void picker_failed(RequestPtr r, TimeNs after, int replica);
   void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
+  // No pod for `r`: hold it until one joins, up to hold_for_endpoints after it was first held,
+  // then HTTP 503. release_held() routes every held request again, in the order held.
+  void hold(RequestPtr r, int replica);
+  void release_held();
   void finish(const RequestPtr& r, int pod, Outcome outcome);
   // Adds (sign +1) or removes (-1) `r` from `pod`'s in-flight counts, overall and `replica`'s.
   void count_in_flight(const Request& r, int pod, int replica, int sign);
@@ -212,6 +221,14 @@ class Gateway : public PodListener {
   bool picker_up_ = true;
   std::int64_t routed_by_policy_ = 0, routed_by_fallback_ = 0, picker_failures_ = 0;
   std::int64_t no_pod_ = 0;
+  struct Held {
+    RequestPtr r;
+    int replica = 0;
+    EventId expiry;
+  };
+  std::map<std::int64_t, Held> held_;             // by the order held
+  std::map<std::int64_t, TimeNs> hold_deadline_;  // by request id, from its first hold
+  std::int64_t next_hold_ = 0, held_total_ = 0;
 };
 
 }  // namespace fleetsim

@@ -422,6 +422,14 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   }
   a.autoscaling =
       resolve_hpas(autoscaling, autoscaling_where, n["autoscaling"], w.child("autoscaling"), fleet);
+  for (const HpaSpec& h : a.autoscaling) {
+    if (h.params.get_int("min_pods") == 0 && a.gateway.get_double("hold_for_endpoints_s") <= 0) {
+      throw ScenarioError(w.at(n) + ": arm " + a.name + ": pool " + h.pool_name +
+                          " may scale to zero (autoscaling min_pods 0), so the gateway must hold "
+                          "requests while it has no pod, as KEDA's HTTP add-on interceptor "
+                          "does: set gateway.hold_for_endpoints_s (e.g. 300)");
+    }
+  }
   return a;
 }
 
