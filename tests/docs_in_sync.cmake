@@ -5,7 +5,7 @@
 #  * docs/plan.md's worked example: its `fleetsim plan` command;
 #  * docs/autoscaling.md's four examples: `fleetsim run` of scenarios/autoscale-burst.yaml,
 #    scenarios/azure-conv-autoscale.yaml, scenarios/pd-autoscale.yaml and
-#    scenarios/scale-to-zero.yaml;
+#    scenarios/scale-to-zero.yaml, and its sweep over the cooldown;
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/architectures.md's example: `fleetsim sweep scenarios/gpt-oss-gpus.yaml`;
@@ -50,6 +50,8 @@ check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autosc
 check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)
 check_quoted(docs/autoscaling.md "scenario pd-autoscale" run scenarios/pd-autoscale.yaml)
 check_quoted(docs/autoscaling.md "scenario scale-to-zero" run scenarios/scale-to-zero.yaml)
+check_quoted(docs/autoscaling.md "sweep scale-to-zero" sweep scenarios/scale-to-zero.yaml
+             --vary autoscaling.cooldown_s=60,300,900,1800)
 check_quoted(docs/kv-offload.md "sweep mooncake-host-offload" sweep
              scenarios/mooncake-host-offload.yaml)
 check_quoted(docs/speculative-decoding.md "sweep spec-decode" sweep scenarios/spec-decode.yaml)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "sim/errors.h"
 #include "tests/test_util.h"
 
@@ -31,6 +33,22 @@ TEST(Sweep, GridIsTheCartesianProductAndThreadsDoNotChangeIt) {
   EXPECT_EQ(serial.points[1].vary[1].second, "4");
   EXPECT_EQ(serial.points[1].scenario.fleet.pods, 2);
   EXPECT_EQ(sweep_json(serial).dump(), sweep_json(parallel).dump());
+}
+
+TEST(Sweep, AutoscaledArmsShowTheirPodHours) {
+  const SweepResult r = run_sweep(testing::source_path("scenarios/scale-to-zero.yaml"), {},
+                                  {parse_vary("autoscaling.cooldown_s=60,900")}, 2);
+  std::ostringstream table, csv;
+  write_sweep_table(table, r);
+  write_sweep_csv(csv, r);
+  EXPECT_NE(table.str().find("SLO% podh"), std::string::npos) << table.str();
+  const std::string header = csv.str().substr(0, csv.str().find('\n'));
+  EXPECT_NE(header.find(",pod_hours"), std::string::npos) << header;
+  // A shorter cooldown gives the idle pod back sooner.
+  const auto hours = [&](size_t point) {
+    return r.points[point].result.arms[1].summary.autoscaling->fleet.pod_seconds;
+  };
+  EXPECT_LT(hours(0), hours(1));
 }
 
 TEST(Sweep, ScenarioGridIsUsedWithoutFlags) {

@@ -199,6 +199,10 @@ bool any_kv_offload(const SweepResult& r) {
   return any_arm(r, [](const ArmSummary& s) { return s.kv_offload.has_value(); });
 }
 
+bool any_autoscaling(const SweepResult& r) {
+  return any_arm(r, [](const ArmSummary& s) { return s.autoscaling.has_value(); });
+}
+
 // The first point that ran (its arms name the columns), else the first point.
 const SweepPoint& first_feasible(const SweepResult& r) {
   for (const auto& p : r.points) {
@@ -234,11 +238,13 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
   const bool slo = has_goodput(shown.result);
   const bool host = any_kv_offload(r);
   const bool failed = any_failed(r);
-  const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0) + (failed ? 8 : 0);
+  // Autoscaled arms: the GPU time each point costs (pod-hours).
+  const bool scaled = any_autoscaling(r);
+  const int cell_w = 46 + (slo ? 6 : 0) + (host ? 8 : 0) + (failed ? 8 : 0) + (scaled ? 8 : 0);
   for (const auto& a : shown.result.arms) {
     os << std::setw(cell_w)
        << (a.name + ": reuse%" + (host ? " +host%" : "") + " req/s TTFTp95ms TPOTp50ms" +
-           (slo ? " SLO%" : "") + (failed ? " failed" : ""));
+           (slo ? " SLO%" : "") + (failed ? " failed" : "") + (scaled ? " podh" : ""));
   }
   os << "\n";
   for (const auto& p : r.points) {
@@ -257,6 +263,9 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
         cell << "  " << std::setprecision(1) << 100.0 * a.summary.goodput->attainment;
       }
       if (failed) cell << "  " << a.summary.failed;
+      if (scaled && a.summary.autoscaling) {
+        cell << "  " << std::setprecision(2) << a.summary.autoscaling->fleet.pod_seconds / 3600.0;
+      }
       os << std::setw(cell_w) << cell.str();
     }
     os << "\n";
@@ -270,10 +279,11 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   const bool host = any_kv_offload(r);
   const bool infeasible = std::any_of(r.points.begin(), r.points.end(),
                                       [](const SweepPoint& p) { return !p.infeasible.empty(); });
+  const bool scaled = any_autoscaling(r);
   os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "throughput_req_s,output_tokens_per_s"
      << (slo ? ",slo_attainment,goodput_req_s" : "") << (host ? ",combined_reuse" : "")
-     << (infeasible ? ",does_not_start" : "") << "\n";
+     << (scaled ? ",pod_hours" : "") << (infeasible ? ",does_not_start" : "") << "\n";
   for (const auto& p : r.points) {
     if (!p.infeasible.empty()) {
       // One row per arm, its figures empty, the reason quoted (it holds commas).
@@ -281,7 +291,7 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
       for (size_t at = quoted.find('"'); at != std::string::npos; at = quoted.find('"', at + 2)) {
         quoted.insert(at, 1, '"');
       }
-      const int empty = 8 + (slo ? 2 : 0) + (host ? 1 : 0);
+      const int empty = 8 + (slo ? 2 : 0) + (host ? 1 : 0) + (scaled ? 1 : 0);
       for (const ArmSpec& a : p.scenario.arms) {
         for (const auto& [k, v] : p.vary) os << v << ",";
         os << a.name << "," << a.policy << std::string(static_cast<size_t>(empty), ',') << ",\""
@@ -297,6 +307,9 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
          << s.throughput_req_s << "," << s.output_tokens_per_s;
       if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;
       if (host) os << "," << combined_reuse(s);
+      if (scaled) {
+        os << "," << (s.autoscaling ? s.autoscaling->fleet.pod_seconds / 3600.0 : 0.0);
+      }
       if (infeasible) os << ",";
       os << "\n";
     }
