@@ -16,9 +16,6 @@ struct RequestRecord {
   std::int64_t conversation = -1;
   std::int32_t turn = 0;
   int pod = -1;
-  // Prefill/decode disaggregation: the prefill pod that computed this attempt's prompt (-1: the
-  // decode pod computed it, or the fleet does not disaggregate).
-  int prefill_pod = -1;
   TimeNs arrival = -1;
   TimeNs dispatched = -1;
   TimeNs first_token = -1;
@@ -34,6 +31,10 @@ struct RequestRecord {
   bool done = false;
   std::int32_t attempts = 0;
   bool measured = true;
+  // Prefill/decode disaggregation: the prefill pod that computed this attempt's prompt (-1: the
+  // decode pod computed it, or the fleet does not disaggregate). Here it fills the padding after
+  // `measured`: a run keeps one record per request.
+  int prefill_pod = -1;
   std::string tier;
   std::string slo_class;
   std::string tenant;
