@@ -407,5 +407,31 @@ TEST(Autoscaling, ScaleToZeroWithoutAGatewayThatHoldsIsRefused) {
   }
 }
 
+TEST(Autoscaling, APrefillPoolAtZeroWakesWhenDecodePodsComputePromptsForIt) {
+  // Nothing is sent to a prefill pool at zero: the decode pods compute the prompts. Those
+  // prompts are what wakes it.
+  std::string yaml = pd_yaml("  - {name: a, policy: least_outstanding}\n");
+  const std::string from = "'0:2, 200:2, 201:12, 700:12, 701:2'";
+  yaml.replace(yaml.find(from), from.size(), "'0:2, 200:2, 201:0, 900:0, 901:2'");
+  const std::string entry = "prefill: {metric: request_rate, target: 3, min_pods: 1";
+  yaml.replace(yaml.find(entry), entry.size(),
+               "prefill: {metric: request_rate, target: 3, min_pods: 0, cooldown_s: 120");
+  yaml.replace(yaml.find("  pools:\n    prefill"), 0, "  provision_s: 0\n");
+  yaml += "gateway: {hold_for_endpoints_s: 60}\n";
+  const ArmResult a = run_scenario(parse_scenario(yaml, "pd0.yaml")).arms[0];
+  const PoolScaling& prefill = a.summary.autoscaling->pools.at(0);
+  double gone = -1, back = -1;
+  for (const auto& p : prefill.timeline) {
+    if (gone < 0 && p.provisioned == 0) gone = p.t_s;
+    if (gone >= 0 && back < 0 && p.provisioned > 0) back = p.t_s;
+  }
+  EXPECT_GT(gone, 200.0);
+  EXPECT_LT(gone, 900.0);
+  EXPECT_GE(back, 900.0);
+  EXPECT_LE(back, 900.0 + 30.0 + 15.0);
+  EXPECT_EQ(a.summary.failed, 0);
+  EXPECT_GT(counter(a.summary.gateway_counters, "decode_only_no_prefill_pod"), 0);
+}
+
 }  // namespace
 }  // namespace fleetsim

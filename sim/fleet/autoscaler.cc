@@ -265,6 +265,7 @@ bool Autoscaler::active() const {
     if (gateway_.inflight(s.pod) > 0) return true;
     dispatched += s.dispatched;
   }
+  if (config_.prefill_pool && gateway_.missed_prefills() > missed_at_check_) return true;
   return dispatched > dispatched_at_check_;
 }
 
@@ -274,6 +275,7 @@ void Autoscaler::activate() {
   const bool in_use = active();
   dispatched_at_check_ = 0;
   for (const Slot& s : slots_) dispatched_at_check_ += s.dispatched;
+  missed_at_check_ = gateway_.missed_prefills();
   const std::int32_t current = replicas();
   if (in_use) last_active_ = now;
   if (current == 0 && in_use) {

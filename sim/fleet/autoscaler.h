@@ -41,6 +41,9 @@ struct AutoscalerConfig {
   // `activation_interval`, scales 0 -> 1 when the trigger is active and N -> 0 when it has been
   // inactive for `cooldown`; the HPA it manages keeps at least one pod.
   TimeNs activation_interval = 0, cooldown = 0;
+  // A prefill pool of a disaggregating gateway: prompts the decode pods computed for want of a
+  // prefill pod also make it in use (nothing is sent to a prefill pool at zero).
+  bool prefill_pool = false;
 };
 
 // The `autoscaling` section (scenario-wide, overridable per arm).
@@ -154,7 +157,7 @@ class Autoscaler : public FleetObserver {
   std::int32_t added_ = 0, removed_ = 0;
   std::int64_t ups_ = 0, downs_ = 0;
   TimeNs last_active_ = 0;
-  std::int64_t dispatched_at_check_ = 0;
+  std::int64_t dispatched_at_check_ = 0, missed_at_check_ = 0;
   std::vector<AutoscalingPoint> timeline_;
 };
 

@@ -109,6 +109,8 @@ class Gateway : public PodListener {
   bool in_endpoints(int pod) const { return endpoints_[static_cast<size_t>(pod)]; }
   // Requests waiting for a pod to join (GatewayConfig::hold_for_endpoints).
   std::int64_t held() const { return static_cast<std::int64_t>(held_.size()); }
+  // Prompts the decode pod computed because no prefill pod was there to take them.
+  std::int64_t missed_prefills() const { return no_prefill_pod_; }
 
   void on_pod_first_token(const RequestPtr& r, int pod) override;
   void on_pod_finished(const RequestPtr& r, int pod) override;

@@ -422,9 +422,13 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   PodClock fleet_clock(fixed_pods);
   std::vector<std::unique_ptr<Autoscaler>> autoscalers;
   for (size_t k = 0; k < arm.autoscaling.size(); ++k) {
-    autoscalers.push_back(std::make_unique<Autoscaler>(
-        autoscaler_config_from(arm.autoscaling[k].params), loop, pods, gateway,
-        built.scaled[k].managed, built.scaled[k].initial, fleet_clock));
+    AutoscalerConfig config = autoscaler_config_from(arm.autoscaling[k].params);
+    config.prefill_pool =
+        disaggregates &&
+        pool_specs[static_cast<size_t>(arm.autoscaling[k].pool)].role == PodRole::kPrefill;
+    autoscalers.push_back(std::make_unique<Autoscaler>(config, loop, pods, gateway,
+                                                       built.scaled[k].managed,
+                                                       built.scaled[k].initial, fleet_clock));
     observers.add(autoscalers.back().get());
   }
 
