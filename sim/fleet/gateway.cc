@@ -528,8 +528,9 @@ void Gateway::add_endpoint(int pod) {
 
 void Gateway::hold(RequestPtr r, int replica) {
   const TimeNs now = loop_.now();
-  const TimeNs deadline =
-      hold_deadline_.try_emplace(r->id, now + config_.hold_for_endpoints).first->second;
+  const auto [entry, first] = hold_deadline_.try_emplace(r->id, now + config_.hold_for_endpoints);
+  const TimeNs deadline = entry->second;
+  if (first) ++held_total_;  // a request held again after a release counts once
   if (deadline <= now) {
     hold_deadline_.erase(r->id);
     ++no_pod_;
@@ -537,7 +538,6 @@ void Gateway::hold(RequestPtr r, int replica) {
     return;
   }
   const std::int64_t key = next_hold_++;
-  ++held_total_;
   Held& h = held_[key];
   h.r = r;
   h.replica = replica;
