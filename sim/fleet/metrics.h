@@ -188,7 +188,7 @@ struct PodTime {
   double mean_pods = 0;  // pod_seconds over the run
   std::int32_t peak_pods = 0;
   std::int32_t pods_added = 0, pods_removed = 0;
-  std::int64_t scale_ups = 0, scale_downs = 0;  // syncs that changed the replicas
+  std::int64_t scale_ups = 0, scale_downs = 0;  // syncs (and KEDA checks) that changed the replicas
 };
 
 // One pool's Deployment: its HPA's settings and decisions, or metric "none" for a pool of fixed
