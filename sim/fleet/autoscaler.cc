@@ -287,10 +287,7 @@ void Autoscaler::activate() {
   } else if (current > 0 && !in_use && now - last_active_ >= config_.cooldown) {
     ++downs_;
     for (size_t i = 0; i < slots_.size(); ++i) {
-      const State st = slots_[i].state;
-      if (st == State::kProvisioning || st == State::kLoading || st == State::kReady) {
-        remove_pod(static_cast<int>(i));
-      }
+      if (is_replica(slots_[i].state)) remove_pod(static_cast<int>(i));
     }
   }
 }
@@ -350,7 +347,8 @@ std::int32_t Autoscaler::count(State s) const {
 }
 
 std::int32_t Autoscaler::replicas() const {
-  return count(State::kProvisioning) + count(State::kLoading) + count(State::kReady);
+  return static_cast<std::int32_t>(std::count_if(
+      slots_.begin(), slots_.end(), [](const Slot& x) { return is_replica(x.state); }));
 }
 
 void Autoscaler::sync() {
@@ -391,10 +389,7 @@ void Autoscaler::sync() {
     // and among equals the most recently started first.
     std::vector<int> order;
     for (size_t i = 0; i < slots_.size(); ++i) {
-      const State st = slots_[i].state;
-      if (st == State::kProvisioning || st == State::kLoading || st == State::kReady) {
-        order.push_back(static_cast<int>(i));
-      }
+      if (is_replica(slots_[i].state)) order.push_back(static_cast<int>(i));
     }
     auto rank = [](State st) {
       return st == State::kProvisioning ? 0 : st == State::kLoading ? 1 : 2;

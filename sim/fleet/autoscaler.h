@@ -119,6 +119,10 @@ class Autoscaler : public FleetObserver {
 
  private:
   enum class State { kAbsent, kProvisioning, kLoading, kReady, kDraining };
+  // A replica of the Deployment: on its way or serving (not absent, not draining).
+  static bool is_replica(State s) {
+    return s == State::kProvisioning || s == State::kLoading || s == State::kReady;
+  }
   // One managed pod (`pod` is its index in the fleet); functions below take slot numbers.
   struct Slot {
     int pod = 0;

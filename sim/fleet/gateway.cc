@@ -381,8 +381,7 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
       hold(std::move(r), replica);
       return;
     }
-    ++no_pod_;
-    finish(r, -1, Outcome::kNoPod503);
+    refuse_no_pod(r);
     return;
   }
   if (config_.hold_for_endpoints > 0) hold_deadline_.erase(r->id);
@@ -533,8 +532,7 @@ void Gateway::hold(RequestPtr r, int replica) {
   if (first) ++held_total_;  // a request held again after a release counts once
   if (deadline <= now) {
     hold_deadline_.erase(r->id);
-    ++no_pod_;
-    finish(r, -1, Outcome::kNoPod503);
+    refuse_no_pod(r);
     return;
   }
   const std::int64_t key = next_hold_++;
@@ -547,9 +545,13 @@ void Gateway::hold(RequestPtr r, int replica) {
     const RequestPtr expired = it->second.r;
     held_.erase(it);
     hold_deadline_.erase(expired->id);
-    ++no_pod_;
-    finish(expired, -1, Outcome::kNoPod503);
+    refuse_no_pod(expired);
   });
+}
+
+void Gateway::refuse_no_pod(const RequestPtr& r) {
+  ++no_pod_;
+  finish(r, -1, Outcome::kNoPod503);
 }
 
 void Gateway::release_held() {

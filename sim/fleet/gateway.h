@@ -161,6 +161,8 @@ class Gateway : public PodListener {
   // then HTTP 503. release_held() routes every held request again, in the order held.
   void hold(RequestPtr r, int replica);
   void release_held();
+  // HTTP 503: no pod to send `r` to.
+  void refuse_no_pod(const RequestPtr& r);
   void finish(const RequestPtr& r, int pod, Outcome outcome);
   // Adds (sign +1) or removes (-1) `r` from `pod`'s in-flight counts, overall and `replica`'s.
   void count_in_flight(const Request& r, int pod, int replica, int sign);

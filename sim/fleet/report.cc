@@ -272,8 +272,7 @@ namespace {
 std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
   if (tp == 1 && pods_per_gpu <= 1) return std::to_string(p.pods) + " x " + p.gpu;
-  const std::int64_t gpus =
-      tp > 1 ? std::int64_t{p.pods} * tp : (std::int64_t{p.pods} + pods_per_gpu - 1) / pods_per_gpu;
+  const std::int64_t gpus = pool_gpus(p, pods_per_gpu);
   return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
          " x " + p.gpu + " (" +
          (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + ")";

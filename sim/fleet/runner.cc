@@ -188,6 +188,12 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 
 }  // namespace
 
+std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
+  const std::int32_t tp = std::max(1, p.tensor_parallel_size);
+  const std::int32_t share = std::max(1, pods_per_gpu);
+  return tp > 1 ? std::int64_t{p.pods} * tp : (std::int64_t{p.pods} + share - 1) / share;
+}
+
 FleetFacts fleet_facts(const Scenario& s) {
   FleetFacts f;
   for (const PoolSpec& pool : fleet_pools(s.fleet)) {
@@ -411,13 +417,15 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   WindowStart window(pods);
   observers.add(&window);
   schedule_faults(s.faults, loop, pods, gateway, topology, failures);
-  // Every pod of a pool without an HPA holds its GPU throughout; the autoscalers step the rest.
+  // Each pool's HPA (its index in arm.autoscaling, -1: none). Every pod of a pool without one
+  // holds its GPU throughout; the autoscalers step the rest.
+  std::vector<int> hpa_of_pool(pool_specs.size(), -1);
+  for (size_t k = 0; k < arm.autoscaling.size(); ++k) {
+    hpa_of_pool[static_cast<size_t>(arm.autoscaling[k].pool)] = static_cast<int>(k);
+  }
   std::int32_t fixed_pods = 0;
   for (size_t p = 0; p < pool_specs.size(); ++p) {
-    const bool scales =
-        std::any_of(arm.autoscaling.begin(), arm.autoscaling.end(),
-                    [&](const HpaSpec& h) { return h.pool == static_cast<int>(p); });
-    if (!scales) fixed_pods += pool_specs[p].pods;
+    if (hpa_of_pool[p] < 0) fixed_pods += pool_specs[p].pods;
   }
   PodClock fleet_clock(fixed_pods);
   std::vector<std::unique_ptr<Autoscaler>> autoscalers;
@@ -529,13 +537,10 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     AutoscalingSummary& as = out.summary.autoscaling.emplace();
     const std::vector<std::string> names = pool_names(s.fleet);
     for (size_t p = 0; p < names.size(); ++p) {
-      const auto h = std::find_if(arm.autoscaling.begin(), arm.autoscaling.end(),
-                                  [&](const HpaSpec& x) { return x.pool == static_cast<int>(p); });
-      as.pools.push_back(
-          h == arm.autoscaling.end()
-              ? fixed_pool_scaling(names[p], pool_specs[p].pods, loop.now())
-              : autoscalers[static_cast<size_t>(h - arm.autoscaling.begin())]->summary(names[p],
-                                                                                       loop.now()));
+      const int k = hpa_of_pool[p];
+      as.pools.push_back(k < 0
+                             ? fixed_pool_scaling(names[p], pool_specs[p].pods, loop.now())
+                             : autoscalers[static_cast<size_t>(k)]->summary(names[p], loop.now()));
     }
     as.fleet = fleet_clock.at_end(loop.now());
     for (const PoolScaling& p : as.pools) {

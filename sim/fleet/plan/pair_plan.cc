@@ -12,18 +12,13 @@
 namespace fleetsim {
 namespace {
 
-// The GPUs a fleet takes: a pod of tensor-parallel size TP takes TP of them, co-located pods
-// share one.
+// The GPUs a fleet takes, pool by pool.
 std::int64_t fleet_gpus(const Scenario& s) {
   const FleetFacts facts = fleet_facts(s);
   const std::vector<PoolSpec> pools = fleet_pools(s.fleet);
   std::int64_t gpus = 0;
-  for (size_t i = 0; i < pools.size(); ++i) {
-    const std::int64_t pods = pools[i].pods;
-    const std::int32_t tp = std::max(1, facts.pools[i].tensor_parallel_size);
-    const std::int32_t share = std::max(1, pools[i].pods_per_gpu);
-    gpus += tp > 1 ? pods * tp : (pods + share - 1) / share;
-  }
+  for (size_t i = 0; i < pools.size(); ++i)
+    gpus += pool_gpus(facts.pools[i], pools[i].pods_per_gpu);
   return gpus;
 }
 
