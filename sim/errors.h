@@ -25,7 +25,15 @@ class ScenarioError : public Error {
 // of its own, so a sweep reports such a point instead of stopping.
 class DeploymentError : public ScenarioError {
  public:
-  using ScenarioError::ScenarioError;
+  explicit DeploymentError(const std::string& reason) : ScenarioError(reason), reason_(reason) {}
+  // `where`: the scenario section describing the deployment ("file:line: fleet.pools.0").
+  DeploymentError(const std::string& where, const std::string& reason)
+      : ScenarioError(where + ": " + reason), reason_(reason) {}
+  // Why the deployment would not start, without the place: what a sweep's cell says.
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // A trace file that cannot be read.

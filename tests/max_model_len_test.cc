@@ -78,10 +78,19 @@ TEST(MaxModelLen, APodWhoseKvCannotHoldOneRequestDoesNotStart) {
   yaml.replace(yaml.find("H100-SXM"), 8, "L40S");
   yaml.replace(yaml.find("Llama-3.1-8B"), 12, "Qwen3-32B-FP8");
   const std::string err = error_of(yaml);
-  EXPECT_NE(err.find("vLLM would not start: one request of max_model_len 40960 tokens needs "
-                     "10.00 GiB of KV cache per GPU"),
-            std::string::npos)
+  // The error points at the section describing the deployment, and keeps its reason apart for
+  // a sweep's cell.
+  EXPECT_EQ(err.rfind("ctx.yaml:4: fleet: model Qwen3-32B-FP8 on L40S (tp=1): vLLM would not "
+                      "start: one request of max_model_len 40960 tokens needs 10.00 GiB of KV "
+                      "cache per GPU",
+                      0),
+            0u)
       << err;
+  try {
+    fleet_facts(parse_scenario(yaml, "ctx.yaml", {}));
+  } catch (const DeploymentError& e) {
+    EXPECT_EQ(e.reason().rfind("model Qwen3-32B-FP8 on L40S", 0), 0u) << e.reason();
+  }
   EXPECT_NE(err.find("set server.max_model_len to at most that"), std::string::npos) << err;
   const auto at = err.find("the longest that fits is ") + 25;
   const std::string longest = err.substr(at, err.find(' ', at) - at);
@@ -100,8 +109,10 @@ TEST(MaxModelLen, WithoutChunkedPrefillTheStepBudgetCoversIt) {
   EXPECT_EQ(f.max_num_batched_tokens, 20000);
   const std::string err = error_of(chat_yaml(
       "{max_model_len: 20000, enable_chunked_prefill: false, max_num_batched_tokens: 8192}"));
-  EXPECT_NE(err.find("server.max_num_batched_tokens 8192 is below max_model_len 20000"),
-            std::string::npos)
+  EXPECT_EQ(err.rfind("ctx.yaml:4: fleet: pool 'default': server.max_num_batched_tokens 8192 is "
+                      "below max_model_len 20000",
+                      0),
+            0u)
       << err;
 }
 

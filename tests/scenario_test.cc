@@ -64,6 +64,12 @@ TEST(Scenario, WrongTypesAndRangesNameTheField) {
   EXPECT_NE(e.find("valid parameters: "), std::string::npos) << e;
 }
 
+TEST(Scenario, AnArmNeedsANonEmptyName) {
+  const std::string e = error_of(with("- name: a\n", "- name: ''\n"));
+  EXPECT_NE(e.find("bad.yaml:19: arms.0.name: expected a non-empty arm name"), std::string::npos)
+      << e;
+}
+
 TEST(Scenario, UnknownTopLevelFieldAndMissingSections) {
   std::string e = error_of("name: x\nfleat: {}\n");
   EXPECT_NE(e.find("bad.yaml:2: fleat: unknown field; valid fields:"), std::string::npos) << e;
@@ -180,6 +186,23 @@ TEST(Scenario, BadPoolsNameTheFieldAndTheValidNames) {
   EXPECT_EQ(e.find("latent-attention"), std::string::npos) << e;  // no kernel imposed them
   e = error_of(pooled_with("name: big,", "name: 'big one',"));
   EXPECT_NE(e.find("is not a pool name"), std::string::npos) << e;
+}
+
+// Settings vLLM refuses are found when the pool's server is configured, after parsing; the
+// error still names the pool's place in the file.
+TEST(Scenario, ASettingVllmRefusesNamesThePoolsPlace) {
+  const Scenario s =
+      parse_scenario(pooled_with("model: Llama-3.1-8B}",
+                                 "model: Llama-3.1-8B, server: {num_speculative_tokens: 2}}"),
+                     "bad.yaml");
+  try {
+    fleet_facts(s);
+    ADD_FAILURE() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "bad.yaml:9: fleet.pools.1: server.num_speculative_tokens (2) needs "
+              "server.speculative_method: ngram, eagle or mtp");
+  }
 }
 
 TEST(Scenario, PolicyReferencesAreCheckedAgainstTheFleetAndTheRegistry) {

@@ -104,7 +104,7 @@ void budget_without_chunking(EngineConfig& e, const Params& server, std::int32_t
   }
 }
 
-PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
+PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
   const LlmSpec& llm = find_model(fleet.models, pool.model);
   const Params& server = pool.server;
@@ -147,6 +147,19 @@ PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
                              pool.cost_model.get_double("compute_efficiency"),
                              pool.cost_model.get_double("bandwidth_efficiency"));
   return b;
+}
+
+// What vLLM would refuse is found here, after parsing: the error names the pool's place in the
+// file, so a user knows which section to change.
+PodBuild build_pod(const PoolSpec& pool, const FleetSpec& fleet) {
+  if (pool.where.empty()) return configure_pod(pool, fleet);
+  try {
+    return configure_pod(pool, fleet);
+  } catch (const DeploymentError& e) {
+    throw DeploymentError(pool.where, e.reason());
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(pool.where + ": " + e.what());
+  }
 }
 
 // vLLM's counters at the start of the measurement window (the first measured arrival), so a

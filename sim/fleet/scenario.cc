@@ -221,6 +221,7 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     check_keys(n, pw,
                {"name", "pods", "pods_per_gpu", "role", "gpu", "model", "server", "cost_model"});
     PoolSpec p;
+    p.where = pw.at(n);
     const YAML::Node name = require(n, "name", pw, "a pool name: letters, digits, '_' or '-'");
     p.name = scalar_text(name, pw.child("name"), "a pool name");
     if (!valid_pool_name(p.name)) {
@@ -302,6 +303,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
              {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model",
               "pools", "models", "gpus"});
   FleetSpec f;
+  f.where = w.at(n);
   if (const YAML::Node gpus = n["gpus"]; gpus.IsDefined()) {
     f.gpus = parse_gpu_defs(gpus, w.child("gpus"));
   }
@@ -404,6 +406,10 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   a.policy =
       scalar_text(require(n, "policy", w, "a policy name"), w.child("policy"), "a policy name");
   a.name = n["name"].IsDefined() ? scalar_text(n["name"], w.child("name"), "a name") : a.policy;
+  // The name keys the arm's column, its JSON entry and `measured:`; an empty one keys nothing.
+  if (a.name.empty()) {
+    throw ScenarioError(w.child("name").at(n["name"]) + ": expected a non-empty arm name");
+  }
   const auto& reg = PolicyRegistry::instance();
   if (!reg.contains(a.policy)) {
     throw ScenarioError(w.child("policy").at(n["policy"]) + ": unknown policy '" + a.policy +
@@ -445,6 +451,7 @@ std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
   p.model = fleet.model;
   p.server = fleet.server;
   p.cost_model = fleet.cost_model;
+  p.where = fleet.where;
   return {p};
 }
 

@@ -47,6 +47,9 @@ struct PoolSpec {
   std::string model;
   Params server;      // server_spec(), over the fleet-level server section
   Params cost_model;  // cost_model_spec(), over the fleet-level cost_model section
+  // "file:line: fleet.pools.N" (or "...: fleet" for the fleet's one pool): where an error of the
+  // deployment it describes (the model does not fit, vLLM refuses a setting) points.
+  std::string where;
 };
 
 struct FleetSpec {
@@ -62,6 +65,7 @@ struct FleetSpec {
   // fleet.pools; empty = one pool made of the fields above. Pods are numbered pool by pool, in
   // list order.
   std::vector<PoolSpec> pools;
+  std::string where;  // "file:line: fleet"
   // fleet.gpus and fleet.models: the scenario's own definitions, found by name before the
   // catalog.
   std::vector<GpuSpec> gpus;

@@ -151,7 +151,7 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
           p.result = run_scenario(p.scenario, 1);
         } catch (const DeploymentError& e) {
           if (!keep_infeasible) throw;
-          p.infeasible = e.what();
+          p.infeasible = e.reason();
         }
       });
   for (size_t i = 0; i < errors.size(); ++i) {
