@@ -77,12 +77,13 @@ TEST(Replay, EmptyWindowGivesNothing) {
 }
 
 TEST(DataPath, CurrentDirectoryThenDataDir) {
-  const std::string dir = ::testing::TempDir();
-  testing::write_temp("data-path-probe.txt", "x");
-  EXPECT_EQ(resolve_data_path(dir + "/data-path-probe.txt"), dir + "/data-path-probe.txt");
+  // The file's name carries the test's (write_temp): use the one it wrote.
+  const std::filesystem::path written = testing::write_temp("data-path-probe.txt", "x");
+  const std::string dir = written.parent_path().string();
+  const std::string name = written.filename().string();
+  EXPECT_EQ(resolve_data_path(written.string()), written.string());
   ::setenv("FLEETSIM_DATA_DIR", dir.c_str(), 1);
-  EXPECT_EQ(resolve_data_path("data-path-probe.txt"),
-            (std::filesystem::path(dir) / "data-path-probe.txt").string());
+  EXPECT_EQ(resolve_data_path(name), (std::filesystem::path(dir) / name).string());
   const std::string msg = testing::trace_error_of([] { resolve_data_path("no/such/trace.jsonl"); });
   EXPECT_EQ(msg.rfind("no/such/trace.jsonl: cannot open the trace file (looked in the current "
                       "directory ",

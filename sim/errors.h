@@ -36,6 +36,13 @@ class DeploymentError : public ScenarioError {
   std::string reason_;
 };
 
+// Simulated time would pass its limit (~31 years): some figure of the scenario is far too large,
+// found only when the simulation reaches it. The runner adds the scenario's file and the arm.
+class TimeLimitError : public ScenarioError {
+ public:
+  using ScenarioError::ScenarioError;
+};
+
 // A trace file that cannot be read.
 class TraceError : public Error {
  public:

@@ -12,7 +12,7 @@ EventId EventLoop::schedule_background_at(TimeNs at, Callback cb) {
 
 EventId EventLoop::push(TimeNs at, Callback cb, bool background) {
   if (at >= kTimeLimit) {  // a saturated conversion lands exactly on the limit
-    throw ScenarioError(
+    throw TimeLimitError(
         "simulated time would pass " + std::to_string(kTimeLimit / kNsPerSec / 31'557'600) +
         " years: a duration, latency, rate or slowdown in the scenario is far too large (a "
         "fault's at_s, a latency in ms, a cost-model coefficient, a slow_pod factor...)");

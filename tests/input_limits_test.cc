@@ -3,6 +3,8 @@
 // must be refused with its file, line and field.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "sim/errors.h"
 #include "sim/event_loop.h"
 #include "sim/fleet/runner.h"
@@ -77,6 +79,53 @@ TEST(InputLimits, PolicyParametersCheckedAtBuildTimeNameTheArm) {
       error_of(testing::small_scenario_yaml("epp"), {"arms.0.params={filters: bogus}"});
   EXPECT_NE(e.find("arms.0.params: unknown EPP filter 'bogus'"), std::string::npos) << e;
   EXPECT_NE(e.find("prefix-cache-affinity-filter"), std::string::npos) << e;
+}
+
+// Found by tests/python/test_fuzz.py: refusals made while an arm is built or run, which used to
+// name neither the file nor the line.
+TEST(InputLimits, RefusalsMadeWhenAnArmRunsNameTheFile) {
+  // An API server that takes 31 years before the engine sees a request.
+  std::string e = error_of(kSmall, {"fleet.server.api_overhead_ms=1e12"});
+  EXPECT_EQ(e.rfind("bad.yaml: arm 'a': simulated time would pass 31 years", 0), 0u) << e;
+  const std::string open_loop =
+      "name: o\nfleet: {pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\nworkload:\n"
+      "  type: open_loop\n  rate: 2\n  duration_s: 0\n  max_requests: 0\n"
+      "arms: [{name: a, policy: round_robin}]\n";
+  e = error_of(open_loop);
+  EXPECT_EQ(e,
+            "bad.yaml:4: workload: open_loop needs max_requests or duration_s (with both 0 "
+            "it never ends)");
+  // A field checked when the workload is built gets its own line (none when it came by --set).
+  e = error_of(open_loop, {"workload.duration_s=10", "workload.rate_schedule=oops"});
+  EXPECT_EQ(e.rfind("bad.yaml: workload.rate_schedule: 'oops' is not time_s:rate", 0), 0u) << e;
+  std::string scheduled = open_loop;
+  scheduled.replace(scheduled.find("  rate: 2\n"), 10, "  rate: 2\n  rate_schedule: oops\n");
+  e = error_of(scheduled, {"workload.duration_s=10"});
+  EXPECT_EQ(e.rfind("bad.yaml:6: workload.rate_schedule: 'oops' is not time_s:rate", 0), 0u) << e;
+}
+
+TEST(InputLimits, AReplayWindowEndingBeforeItStartsIsRefusedAtLoad) {
+  const std::string yaml =
+      "name: t\nfleet: {pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\nworkload:\n"
+      "  type: mooncake_trace\n  file: " +
+      testing::write_file(std::filesystem::temp_directory_path() / "InputLimits.window.jsonl", "") +
+      "\n  start_s: 10\n  end_s: 5\narms: [{name: a, policy: round_robin}]\n";
+  const std::string e = error_of(yaml);
+  EXPECT_EQ(e, "bad.yaml:7: workload.end_s: 5 must be after workload.start_s (10)");
+}
+
+TEST(InputLimits, RequestsABlackHoleKeepsForeverAreTheFilesError) {
+  try {
+    const Scenario s = parse_scenario(
+        kSmall + "faults: [{kind: pod_kill, target: pod-0, at_s: 0, mode: black_hole}]\n",
+        "bad.yaml", {"gateway.request_timeout_s=0"});
+    (void)run_scenario(s, 1);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("bad.yaml: arm 'a': ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("never ended before the run's end"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -205,6 +205,44 @@ TEST(Scenario, ASettingVllmRefusesNamesThePoolsPlace) {
   }
 }
 
+TEST(Scenario, AMissingTraceFileIsRefusedAtLoadNamingItsField) {
+  const std::string head = "name: t\nfleet: {pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n";
+  const std::string arms = "arms: [{name: a, policy: round_robin}]\n";
+  try {
+    parse_scenario(head + "workload:\n  type: mooncake_trace\n  file: no/such.jsonl\n" + arms,
+                   "bad.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "bad.yaml:5: workload.file: no/such.jsonl: cannot open the trace file", 0),
+              0u)
+        << e.what();
+  }
+  try {
+    parse_scenario(head + "workload:\n  type: azure_trace\n" + arms, "bad.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "bad.yaml:4: workload: missing field 'file' (the trace file to replay)");
+  }
+}
+
+TEST(Scenario, AFaultTargetOutsideTheFleetNamesItsLine) {
+  const Scenario s =
+      parse_scenario(testing::small_scenario_yaml("round_robin") +
+                         "faults:\n  - {kind: pod_kill, at_s: 1,\n     target: pod-7}\n",
+                     "bad.yaml");
+  try {
+    run_arm(s, s.arms.front());
+    ADD_FAILURE() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "bad.yaml:23: faults.0.target: unknown component 'pod-7'; valid: ", 0),
+              0u)
+        << e.what();
+  }
+}
+
 TEST(Scenario, PolicyReferencesAreCheckedAgainstTheFleetAndTheRegistry) {
   std::string e = error_of(testing::small_pooled_scenario_yaml("tier_classifier") +
                            "    params: {small_pool: tiny}\n");

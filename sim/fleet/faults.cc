@@ -96,7 +96,7 @@ std::vector<FaultSpec> parse_faults(const YAML::Node& node, const YamlWhere& whe
     }
     ParamSpec spec = it->second;
     spec.text("kind", kind, "fault kind");
-    out.push_back({kind, spec.resolve(f, w)});
+    out.push_back({kind, spec.resolve(f, w), w.child("target").at(f["target"])});
   }
   return out;
 }
@@ -114,7 +114,7 @@ void schedule_faults(const std::vector<FaultSpec>& faults, EventLoop& loop,
       try {
         victims = topology.pods_under(target);
       } catch (const ScenarioError& e) {
-        throw ScenarioError("faults." + std::to_string(n) + ".target: " + e.what());
+        throw ScenarioError(f.target_where + ": " + e.what());
       }
     }
     const int id = tracker.add_fault(f.kind, target, at, victims);

@@ -25,6 +25,8 @@ class FailureTracker;
 struct FaultSpec {
   std::string kind;
   Params params;
+  // "file:line: faults.N.target": the target is checked against the arm's fleet when it runs.
+  std::string target_where;
 };
 
 // kind -> spec of its parameters (each with default and help).

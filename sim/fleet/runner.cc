@@ -180,20 +180,36 @@ class WindowStart : public FleetObserver {
   bool taken_ = false;
 };
 
+// A workload checks some of its fields only when built ("workload.rate_schedule: ..."): such a
+// message gets the file and the field's line; one that names its place already is kept.
+std::string located_workload_error(const Scenario& s, const std::string& what) {
+  const std::string prefix = "workload";
+  if (what.rfind(prefix, 0) != 0) return what;
+  std::string field;
+  if (what.size() > prefix.size() && what[prefix.size()] == '.') {
+    const size_t end = what.find_first_of(":./ ", prefix.size() + 1);
+    field = what.substr(prefix.size() + 1, end - prefix.size() - 1);
+  }
+  const auto it = s.workload_field_lines.find(field);
+  std::string at = it != s.workload_field_lines.end() ? it->second : s.workload_where;
+  at = at.substr(0, at.find(": "));
+  return at.empty() ? what : at + ": " + what;
+}
+
 // Contract checks at the end of an arm: nothing leaks, nothing is lost.
 void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSummary& sum,
-                     bool cut_by_horizon, const std::string& arm) {
+                     bool cut_by_horizon, const std::string& arm) {  // "file: arm 'name'"
   for (const auto& p : pods) {
     p->engine().cache().check_invariants();
     // A prefill pod may still hold a prompt's KV for a decode pod that died before reading it;
     // vLLM frees it when kv_transfer_hold_s ends, which the run did not wait for.
     if (!cut_by_horizon && p->engine().cache().num_free_blocks() + p->engine().held_blocks() !=
                                p->engine().cache().num_blocks()) {
-      throw InternalError("arm " + arm + ": " + p->name() + " leaked KV blocks");
+      throw InternalError(arm + ": " + p->name() + " leaked KV blocks");
     }
   }
   if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
-    throw Error("arm " + arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
+    throw Error(arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
                 " requests never ended before the run's end (a black-holed pod keeps a request "
                 "until gateway.request_timeout_s, forever when it is 0)");
   }
@@ -429,7 +445,16 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   for (auto& p : pods) p->set_listener(&gateway);
   WindowStart window(pods);
   observers.add(&window);
-  schedule_faults(s.faults, loop, pods, gateway, topology, failures);
+  // Simulated time past its limit is a figure of the scenario far too large: name the file and
+  // the arm, as the events that reach it know neither.
+  const auto simulate = [&](const std::function<void()>& step) {
+    try {
+      step();
+    } catch (const TimeLimitError& e) {
+      throw ScenarioError(s.file + ": arm '" + arm.name + "': " + e.what());
+    }
+  };
+  simulate([&] { schedule_faults(s.faults, loop, pods, gateway, topology, failures); });
   // Each pool's HPA (its index in arm.autoscaling, -1: none). Every pod of a pool without one
   // holds its GPU throughout; the autoscalers step the rest.
   std::vector<int> hpa_of_pool(pool_specs.size(), -1);
@@ -459,6 +484,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   wctx.seed = s.seed;
   wctx.block_size = block_size;
   wctx.model = s.fleet.model;
+  if (!s.workload_where.empty()) wctx.where = s.workload_where;
   wctx.submit = [&](Request r) {
     r.id = next_id++;
     r.model = s.fleet.model;
@@ -467,7 +493,12 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     gateway.submit(std::make_shared<Request>(std::move(r)));
   };
   const auto& entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
-  std::unique_ptr<Workload> workload = entry.factory(s.workload, wctx);
+  std::unique_ptr<Workload> workload;
+  try {
+    workload = entry.factory(s.workload, wctx);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(located_workload_error(s, e.what()));
+  }
   RetryPolicy retry(s.client, s.seed);
   std::int64_t lost = 0, retries = 0;
   gateway.on_completion([&](const RequestPtr& r, int, Outcome o) {
@@ -501,11 +532,13 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   };
   loop.schedule_background_in(sample_every, sample);
 
-  for (auto& a : autoscalers) a->start();
-  gateway.start();
-  workload->start();
   const TimeNs horizon = s.horizon_s > 0 ? sec_to_ns(s.horizon_s) : INT64_MAX;
-  loop.run(horizon);
+  simulate([&] {
+    for (auto& a : autoscalers) a->start();
+    gateway.start();
+    workload->start();
+    loop.run(horizon);
+  });
   const bool cut = loop.pending_foreground() > 0;
 
   std::vector<PodSummary> per_pod;
@@ -571,7 +604,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     out.summary.replicas.routed = gateway.routed_per_replica();
   }
   out.events = loop.events_run();
-  check_end_state(pods, out.summary, cut, arm.name);
+  check_end_state(pods, out.summary, cut, s.file + ": arm '" + arm.name + "'");
   if (track_failures) out.failures = failures.to_json(lost, retries, loop.now());
   out.records = records.records();
   return out;

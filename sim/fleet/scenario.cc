@@ -16,6 +16,7 @@
 #include "models/gpu_catalog.h"
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
+#include "models/trace_common.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
@@ -475,8 +476,10 @@ const ParamSpec& client_spec() {
   return kSpec;
 }
 
-Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
-                        const std::vector<std::string>& overrides) {
+namespace {
+
+Scenario parse_scenario_text(const std::string& yaml_text, const std::string& label,
+                             const std::vector<std::string>& overrides) {
   YAML::Node root = parse_yaml(yaml_text, label);
   const YamlWhere w{label, ""};
   if (!root.IsMap()) throw ScenarioError(label + ": expected a YAML map at the top level");
@@ -510,6 +513,29 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   ParamSpec wspec = wreg.get(s.workload_type, "workload").spec;
   wspec.text("type", s.workload_type, "workload kind");
   s.workload = wspec.resolve(wl, ww);
+  s.workload_where = ww.at(wl);
+  for (const auto& kv : wl) {
+    const std::string key = kv.first.Scalar();
+    const std::string at = ww.child(key).at(kv.second);
+    s.workload_field_lines[key] = at.substr(0, at.rfind(": "));
+  }
+  if (wspec.has("end_s") && wspec.has("start_s") && s.workload.get_double("end_s") > 0 &&
+      s.workload.get_double("end_s") <= s.workload.get_double("start_s")) {
+    throw ScenarioError(
+        fmt::format("{}: {} must be after workload.start_s ({})", ww.child("end_s").at(wl["end_s"]),
+                    s.workload.get_double("end_s"), s.workload.get_double("start_s")));
+  }
+  // A trace is read when an arm runs; a missing one is the file's error, found at load.
+  if (wspec.has("file")) {
+    if (s.workload.get_string("file").empty()) {
+      throw TraceError(ww.at(wl) + ": missing field 'file' (the trace file to replay)");
+    }
+    try {
+      resolve_data_path(s.workload.get_string("file"));
+    } catch (const TraceError& e) {
+      throw TraceError(ww.child("file").at(wl["file"]) + ": " + e.what());
+    }
+  }
 
   const YAML::Node arms = require(root, "arms", w, "a list of {name, policy, params}");
   if (!arms.IsSequence() || arms.size() == 0) {
@@ -549,7 +575,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
   if (const YAML::Node sw = root["sweep"]; sw.IsDefined()) {
     const YamlWhere sww = w.child("sweep");
     check_keys(sw, sww, {"vary"});
-    const YAML::Node vary = sw["vary"];
+    const YAML::Node vary = require(sw, "vary", sww, "a map path -> [values]");
     if (!vary.IsMap()) {
       throw ScenarioError(sww.child("vary").at(vary) + ": expected a map path -> [values]");
     }
@@ -603,6 +629,19 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
     }
   }
   return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
+                        const std::vector<std::string>& overrides) {
+  try {
+    return parse_scenario_text(yaml_text, label, overrides);
+  } catch (const YAML::Exception& e) {
+    // A check that read a node the file does not have: still the file's error, not a crash.
+    const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
+    throw ScenarioError(label + line + ": " + e.msg + " (a field is missing or of the wrong kind)");
+  }
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

@@ -81,6 +81,9 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string file;
+  std::string workload_where;  // "file:line: workload"
+  // "file:line" of each field of the workload section, for what the workload refuses when built.
+  std::map<std::string, std::string> workload_field_lines;
   std::uint64_t seed = 0;
   FleetSpec fleet;
   std::string workload_type;
