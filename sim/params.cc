@@ -9,6 +9,7 @@
 
 #include "sim/distribution.h"
 #include "sim/errors.h"
+#include "sim/yaml_checks.h"
 
 namespace fleetsim {
 
@@ -248,9 +249,7 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
       throw ScenarioError(where.at(node) +
                           ": expected a map of parameters, e.g. {tie_break: lowest_index}");
     }
-    YAML::Emitter out;
-    out << YAML::Flow << map;
-    return std::string(out.c_str());
+    return flow_text(map);
   }
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
   if (!node.IsScalar()) {

@@ -124,4 +124,12 @@ std::string file_beside_scenario(const std::string& value, const YamlWhere& wher
                       "' (looked for " + looked + "); " + hint);
 }
 
+std::string flow_text(const YAML::Node& node) {
+  YAML::Node copy = YAML::Clone(node);
+  copy.SetStyle(YAML::EmitterStyle::Flow);
+  YAML::Emitter out;
+  out << copy;
+  return out.c_str();
+}
+
 }  // namespace fleetsim

@@ -23,6 +23,10 @@ YAML::Node load_yaml_file(const std::string& path);
 // The key checks of parse_yaml, for a node built another way.
 void check_yaml_keys(const YAML::Node& node, const std::string& label);
 
+// `node` as one line of flow YAML ("[1, 2]", "{dist: uniform, low: 1}"); a scalar as written.
+// (An emitter's YAML::Flow does not reach a parsed node, which keeps its own block style.)
+std::string flow_text(const YAML::Node& node);
+
 // `node` must be a map whose keys are all in `valid`.
 void check_keys(const YAML::Node& node, const YamlWhere& where,
                 const std::vector<std::string>& valid);

@@ -41,6 +41,16 @@ TEST(YamlChecks, UnreadableFilesAreErrors) {
   EXPECT_THROW(load_yaml_file("/tmp"), ScenarioError);
 }
 
+// A sweep's values and a map parameter are kept as one line of YAML, whatever style the file
+// wrote them in (an emitter's YAML::Flow alone left parsed block collections multi-line).
+TEST(YamlChecks, FlowTextIsOneLineWhateverTheFilesStyle) {
+  const YAML::Node n = parse_yaml("a:\n  - - 1\n    - 2\n  - x: 1\n    y: [3, 4]\n  - abc\n", "f");
+  EXPECT_EQ(flow_text(n["a"][0]), "[1, 2]");
+  EXPECT_EQ(flow_text(n["a"][1]), "{x: 1, y: [3, 4]}");
+  EXPECT_EQ(flow_text(n["a"][2]), "abc");
+  EXPECT_EQ(flow_text(n), "{a: [[1, 2], {x: 1, y: [3, 4]}, abc]}");
+}
+
 TEST(YamlChecks, CheckKeysListsTheValidFields) {
   const YAML::Node n = parse_yaml("a: 1\nzz: 2\n", "f.yaml");
   try {

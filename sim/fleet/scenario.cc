@@ -589,9 +589,7 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
       std::vector<std::string> where;
       const YamlWhere axis_where = sww.child("vary").child(key);
       for (const auto& v : kv.second) {
-        YAML::Emitter out;
-        out << YAML::Flow << v;
-        values.emplace_back(out.c_str());
+        values.emplace_back(flow_text(v));
         where.push_back(axis_where.child(std::to_string(values.size() - 1)).at(v));
       }
       s.sweep.emplace_back(key, std::move(values));

@@ -11,6 +11,7 @@
 #include "sim/errors.h"
 #include "sim/fleet/parallel.h"
 #include "sim/fleet/report.h"
+#include "sim/yaml_checks.h"
 
 namespace fleetsim {
 namespace {
@@ -92,9 +93,7 @@ SweepAxis parse_vary(const std::string& text) {
       throw ScenarioError("--vary " + text + ": invalid YAML list: " + e.msg);
     }
     for (const auto& v : list) {
-      YAML::Emitter out;
-      out << YAML::Flow << v;
-      axis.second.emplace_back(out.c_str());
+      axis.second.emplace_back(flow_text(v));
     }
   } else {
     std::stringstream ss(values);

@@ -246,9 +246,7 @@ FigureCheck check(const Figure& f, const std::string& label, const RunResult& ru
 // A varied value as the sweep holds it: scalars as written, anything else as flow YAML.
 std::string value_text(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
-  YAML::Emitter out;
-  out << YAML::Flow << n;
-  return out.c_str();
+  return flow_text(n);
 }
 
 // The sweep point a figure's `point:` names: a value for every varied path, and nothing else.
