@@ -180,8 +180,9 @@ class WindowStart : public FleetObserver {
   bool taken_ = false;
 };
 
-// A workload checks some of its fields only when built ("workload.rate_schedule: ..."): such a
-// message gets the file and the field's line; one that names its place already is kept.
+// A workload checks some of its fields only when built ("workload.rate_schedule: ...",
+// "workload: needs max_requests or duration_s"): such a message gets the file and the line of
+// the field it names (of the section when it names none); one that names its place is kept.
 std::string located_workload_error(const Scenario& s, const std::string& what) {
   const std::string prefix = "workload";
   if (what.rfind(prefix, 0) != 0) return what;
@@ -197,19 +198,20 @@ std::string located_workload_error(const Scenario& s, const std::string& what) {
 }
 
 // Contract checks at the end of an arm: nothing leaks, nothing is lost.
+// `arm_label` ("file: arm 'name'") starts each error.
 void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSummary& sum,
-                     bool cut_by_horizon, const std::string& arm) {  // "file: arm 'name'"
+                     bool cut_by_horizon, const std::string& arm_label) {
   for (const auto& p : pods) {
     p->engine().cache().check_invariants();
     // A prefill pod may still hold a prompt's KV for a decode pod that died before reading it;
     // vLLM frees it when kv_transfer_hold_s ends, which the run did not wait for.
     if (!cut_by_horizon && p->engine().cache().num_free_blocks() + p->engine().held_blocks() !=
                                p->engine().cache().num_blocks()) {
-      throw InternalError(arm + ": " + p->name() + " leaked KV blocks");
+      throw InternalError(arm_label + ": " + p->name() + " leaked KV blocks");
     }
   }
   if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
-    throw Error(arm + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
+    throw Error(arm_label + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
                 " requests never ended before the run's end (a black-holed pod keeps a request "
                 "until gateway.request_timeout_s, forever when it is 0)");
   }
@@ -484,7 +486,6 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   wctx.seed = s.seed;
   wctx.block_size = block_size;
   wctx.model = s.fleet.model;
-  if (!s.workload_where.empty()) wctx.where = s.workload_where;
   wctx.submit = [&](Request r) {
     r.id = next_id++;
     r.model = s.fleet.model;

@@ -20,8 +20,6 @@ struct WorkloadContext {
   std::uint64_t seed = 0;
   std::int32_t block_size = 16;
   std::string model;
-  // Where the workload section is ("file:line: workload"), for what its constructor refuses.
-  std::string where = "workload";
   // Hands a request to the gateway now. The workload fills everything but the id and hashes.
   std::function<void(Request)> submit;
 };

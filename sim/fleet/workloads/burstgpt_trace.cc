@@ -34,8 +34,8 @@ const WorkloadRegistrar kRegistrar(
       o.failed_is_error = p.get_string("failed_rows") == "error";
       const Trace trace = read_burstgpt_trace(resolve_data_path(p.get_string("file")), o);
       if (trace.requests.empty() && (!o.model.empty() || !o.log_type.empty())) {
-        throw ScenarioError(ctx.where + ".model/log_type: no row of " + trace.path +
-                            " with model '" + o.model + "' and log type '" + o.log_type +
+        throw ScenarioError("workload.model/log_type: no row of " + trace.path + " with model '" +
+                            o.model + "' and log type '" + o.log_type +
                             "' (empty = any) in the window start_s/end_s");
       }
       return make_trace_replay(p, ctx, trace);

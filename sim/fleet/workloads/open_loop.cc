@@ -29,9 +29,8 @@ class OpenLoop : public Workload {
         arrival_rng_(make_rng(ctx.seed, "workload/arrivals")),
         length_rng_(make_rng(ctx.seed, "workload/lengths")) {
     if (max_requests_ == 0 && duration_s_ == 0) {
-      throw ScenarioError(ctx.where +
-                          ": open_loop needs max_requests or duration_s (with both 0 it never "
-                          "ends)");
+      throw ScenarioError(
+          "workload: open_loop needs max_requests or duration_s (with both 0 it never ends)");
     }
     require_tokens(*prompt_, "workload.prompt_tokens", 1);
     require_tokens(*output_, "workload.output_tokens", 1);

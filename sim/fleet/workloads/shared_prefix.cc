@@ -57,8 +57,7 @@ class PrefixSharing : public Workload {
         pick_rng_(make_rng(ctx.seed, "workload/pick")),
         length_rng_(make_rng(ctx.seed, "workload/lengths")) {
     if (max_requests_ == 0 && duration_s_ == 0) {
-      throw ScenarioError(ctx.where +
-                          ": needs max_requests or duration_s (with both 0 it never ends)");
+      throw ScenarioError("workload: needs max_requests or duration_s (with both 0 it never ends)");
     }
     // The shared prefix may be empty; each request asks something and generates a token.
     require_tokens(*prefix_, "workload.prefix_tokens", 0);
