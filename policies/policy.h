@@ -106,6 +106,13 @@ class RoutingPolicy {
     (void)pod;
     (void)events;
   }
+  // The pool (PolicyContext::pools index) that must serve `request` whatever the pods' state (a
+  // classifier's tier that does not spill), or -1 when a pod of any pool may. A gateway holding
+  // requests while pools are scaled to zero wakes only that pool.
+  virtual int pool_for(const Request& request) const {
+    (void)request;
+    return -1;
+  }
   // Counters about the policy's own decisions, read once after the run.
   virtual std::vector<PolicyCounter> counters() const { return {}; }
   // Whether pick() reads the engines' own state (PodState::waiting, running, kv_usage). Reading

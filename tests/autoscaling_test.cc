@@ -407,6 +407,48 @@ TEST(Autoscaling, ScaleToZeroWithoutAGatewayThatHoldsIsRefused) {
   }
 }
 
+// Two tiers that may both scale to zero, and a classifier that sends everything to the small one
+// and refuses to spill: after the pause only the small tier's pool wakes. (Requests held for
+// one pool used to wake every pool at zero.)
+TEST(Autoscaling, ARequestHeldForOneTierWakesOnlyThatTiersPool) {
+  const std::string yaml =
+      "name: tiers0\nseed: 5\nfleet:\n  pools:\n"
+      "    - {name: small, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+      "    - {name: big, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+      "workload:\n  type: open_loop\n"
+      "  rate_schedule: '0:1, 600:1, 601:0, 1800:0, 1801:1, 2400:1'\n"
+      "  duration_s: 2400\n  max_requests: 0\n"
+      "  prompt_tokens: {dist: uniform, low: 500, high: 2000}\n"
+      "  output_tokens: {dist: uniform, low: 100, high: 300}\n"
+      "gateway: {hold_for_endpoints_s: 300}\n"
+      "autoscaling:\n  metric: request_rate\n  target: 2\n  provision_s: 60\n"
+      "  load_time_s: 60\n  prestop_s: 5\n  pools:\n"
+      "    small: {min_pods: 0, max_pods: 1}\n    big: {min_pods: 0, max_pods: 1}\n"
+      "arms:\n  - {name: a, policy: tier_classifier,\n"
+      "     params: {rule: all_small, on_empty_tier: refuse}}\n";
+  const ArmResult a = run_scenario(parse_scenario(yaml, "tiers0.yaml")).arms[0];
+  EXPECT_EQ(a.summary.failed, 0);
+  const auto& pools = a.summary.autoscaling->pools;
+  ASSERT_EQ(pools.size(), 2u);
+  const auto wakes = [](const PoolScaling& p) {
+    int gone_then_back = 0;
+    bool gone = false;
+    for (const auto& point : p.timeline) {
+      if (point.provisioned == 0) gone = true;
+      if (gone && point.provisioned > 0) {
+        ++gone_then_back;
+        gone = false;
+      }
+    }
+    return gone_then_back;
+  };
+  EXPECT_EQ(pools[0].pool, "small");
+  EXPECT_EQ(wakes(pools[0]), 1);
+  EXPECT_EQ(pools[1].pool, "big");
+  EXPECT_EQ(wakes(pools[1]), 0);
+  EXPECT_EQ(pools[1].pods.pods_added, 0);
+}
+
 TEST(Autoscaling, APrefillPoolAtZeroWakesWhenDecodePodsComputePromptsForIt) {
   // Nothing is sent to a prefill pool at zero: the decode pods compute the prompts. Those
   // prompts are what wakes it.

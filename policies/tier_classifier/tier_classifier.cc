@@ -128,6 +128,12 @@ int TierClassifierPolicy::pick(const Request& request, std::span<const PodState>
   return pod;
 }
 
+int TierClassifierPolicy::pool_for(const Request& request) const {
+  // The classification without its random error: which tier's pool to wake for a held request.
+  if (spill_ && tier_pool_[kSmall] != tier_pool_[kBig]) return -1;
+  return tier_pool_[classify(request)];
+}
+
 RoutingPolicy* TierClassifierPolicy::inner_for_pod(int pod) const {
   const std::int32_t pool = pod_pools_.empty() ? 0 : pod_pools_.at(static_cast<size_t>(pod));
   const auto it = inner_.find(pool);

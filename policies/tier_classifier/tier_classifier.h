@@ -34,6 +34,7 @@ class TierClassifierPolicy : public RoutingPolicy {
   bool reads_engine_state() const override;
   void on_kv_events(int pod, std::span<const KvEvent> events) override;
   std::vector<PolicyCounter> counters() const override;
+  int pool_for(const Request& request) const override;
 
   // The tier the hint names (the tier's role, "small" / "big", or its pool's name), or -1.
   int hinted_tier(const Request& request) const;

@@ -259,7 +259,10 @@ void Autoscaler::start() {
 }
 
 bool Autoscaler::active() const {
-  if (gateway_.held() > 0) return true;
+  // Requests held for another pool (a tier whose pods are elsewhere) do not wake this one.
+  if (!slots_.empty() && gateway_.held_for_pool(gateway_.pool_of(slots_.front().pod)) > 0) {
+    return true;
+  }
   std::int64_t dispatched = 0;
   for (const Slot& s : slots_) {
     if (gateway_.inflight(s.pod) > 0) return true;

@@ -378,7 +378,8 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
     if (config_.hold_for_endpoints > 0) {
-      hold(std::move(r), replica);
+      const int pool = policy.pool_for(*r);
+      hold(std::move(r), replica, pool);
       return;
     }
     refuse_no_pod(r);
@@ -525,7 +526,7 @@ void Gateway::add_endpoint(int pod) {
   });
 }
 
-void Gateway::hold(RequestPtr r, int replica) {
+void Gateway::hold(RequestPtr r, int replica, int pool) {
   const TimeNs now = loop_.now();
   const auto [entry, first] = hold_deadline_.try_emplace(r->id, now + config_.hold_for_endpoints);
   const TimeNs deadline = entry->second;
@@ -539,6 +540,7 @@ void Gateway::hold(RequestPtr r, int replica) {
   Held& h = held_[key];
   h.r = r;
   h.replica = replica;
+  h.pool = pool;
   h.expiry = loop_.schedule_in(deadline - now, [this, key] {
     const auto it = held_.find(key);
     if (it == held_.end()) return;
@@ -546,6 +548,12 @@ void Gateway::hold(RequestPtr r, int replica) {
     held_.erase(it);
     hold_deadline_.erase(expired->id);
     refuse_no_pod(expired);
+  });
+}
+
+std::int64_t Gateway::held_for_pool(int pool) const {
+  return std::count_if(held_.begin(), held_.end(), [pool](const auto& entry) {
+    return entry.second.pool < 0 || entry.second.pool == pool;
   });
 }
 

@@ -107,8 +107,13 @@ class Gateway : public PodListener {
   void absent_at_start(int pod) { endpoints_[static_cast<size_t>(pod)] = false; }
   // In the endpoint list the routers use (the watch's view).
   bool in_endpoints(int pod) const { return endpoints_[static_cast<size_t>(pod)]; }
-  // Requests waiting for a pod to join (GatewayConfig::hold_for_endpoints).
-  std::int64_t held() const { return static_cast<std::int64_t>(held_.size()); }
+  // Requests waiting for a pod to join (GatewayConfig::hold_for_endpoints) that a pod of pool
+  // `pool` would serve: held for it, or for any pool.
+  std::int64_t held_for_pool(int pool) const;
+  // The pool of pod `pod` (set_pod_pools).
+  std::int32_t pool_of(int pod) const {
+    return pod_pools_.empty() ? 0 : pod_pools_.at(static_cast<size_t>(pod));
+  }
   // Prompts the decode pod computed because no prefill pod was there to take them.
   std::int64_t missed_prefills() const { return no_prefill_pod_; }
 
@@ -159,7 +164,8 @@ class Gateway : public PodListener {
   void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
   // No pod for `r`: hold it until one joins, up to hold_for_endpoints after it was first held,
   // then HTTP 503. release_held() routes every held request again, in the order held.
-  void hold(RequestPtr r, int replica);
+  // `pool`: the pool it waits for (RoutingPolicy::pool_for), -1 for any.
+  void hold(RequestPtr r, int replica, int pool);
   void release_held();
   // HTTP 503: no pod to send `r` to.
   void refuse_no_pod(const RequestPtr& r);
@@ -228,6 +234,7 @@ class Gateway : public PodListener {
   struct Held {
     RequestPtr r;
     int replica = 0;
+    int pool = -1;  // the pool it waits for, -1: any
     EventId expiry;
   };
   std::map<std::int64_t, Held> held_;             // by the order held
