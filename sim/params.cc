@@ -13,10 +13,14 @@
 
 namespace fleetsim {
 
-std::string YamlWhere::at(const YAML::Node& node) const {
+std::string YamlWhere::place(const YAML::Node& node) const {
   std::string loc = file.empty() ? "<scenario>" : file;
   if (node.IsDefined() && node.Mark().line >= 0) loc += ":" + std::to_string(node.Mark().line + 1);
-  return loc + ": " + (path.empty() ? "<root>" : path);
+  return loc;
+}
+
+std::string YamlWhere::at(const YAML::Node& node) const {
+  return place(node) + ": " + (path.empty() ? "<root>" : path);
 }
 
 YamlWhere YamlWhere::child(const std::string& key) const {

@@ -50,8 +50,9 @@ struct ParamDef {
 struct YamlWhere {
   std::string file;
   std::string path;
-  std::string at(const YAML::Node& node) const;   // "file:line: path"
-  YamlWhere child(const std::string& key) const;  // path + "." + key
+  std::string at(const YAML::Node& node) const;     // "file:line: path"
+  std::string place(const YAML::Node& node) const;  // "file:line" ("file" when it has no line)
+  YamlWhere child(const std::string& key) const;    // path + "." + key
 };
 
 class Params {

@@ -180,23 +180,6 @@ class WindowStart : public FleetObserver {
   bool taken_ = false;
 };
 
-// A workload checks some of its fields only when built ("workload.rate_schedule: ...",
-// "workload: needs max_requests or duration_s"): such a message gets the file and the line of
-// the field it names (of the section when it names none); one that names its place is kept.
-std::string located_workload_error(const Scenario& s, const std::string& what) {
-  const std::string prefix = "workload";
-  if (what.rfind(prefix, 0) != 0) return what;
-  std::string field;
-  if (what.size() > prefix.size() && what[prefix.size()] == '.') {
-    const size_t end = what.find_first_of(":./ ", prefix.size() + 1);
-    field = what.substr(prefix.size() + 1, end - prefix.size() - 1);
-  }
-  const auto it = s.workload_field_lines.find(field);
-  std::string at = it != s.workload_field_lines.end() ? it->second : s.workload_where;
-  at = at.substr(0, at.find(": "));
-  return at.empty() ? what : at + ": " + what;
-}
-
 // Contract checks at the end of an arm: nothing leaks, nothing is lost.
 // `arm_label` ("file: arm 'name'") starts each error.
 void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSummary& sum,

@@ -26,6 +26,7 @@
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/scenario_autoscaling.h"
 #include "sim/fleet/workload.h"
+#include "sim/fleet/workloads/workload_util.h"
 #include "sim/named.h"
 #include "sim/yaml_checks.h"
 
@@ -456,6 +457,19 @@ std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
   return {p};
 }
 
+std::string located_workload_error(const Scenario& s, const std::string& what) {
+  const std::string prefix = "workload";
+  if (what.rfind(prefix, 0) != 0) return what;
+  std::string field;
+  if (what.size() > prefix.size() && what[prefix.size()] == '.') {
+    const size_t end = what.find_first_of(":./ ", prefix.size() + 1);
+    field = what.substr(prefix.size() + 1, end - prefix.size() - 1);
+  }
+  auto it = s.workload_places.find(field);
+  if (it == s.workload_places.end()) it = s.workload_places.find("");
+  return it == s.workload_places.end() ? what : it->second + ": " + what;
+}
+
 std::vector<std::string> pool_names(const FleetSpec& fleet) {
   std::vector<std::string> names;
   for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
@@ -513,17 +527,15 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
   ParamSpec wspec = wreg.get(s.workload_type, "workload").spec;
   wspec.text("type", s.workload_type, "workload kind");
   s.workload = wspec.resolve(wl, ww);
-  s.workload_where = ww.at(wl);
-  for (const auto& kv : wl) {
-    const std::string key = kv.first.Scalar();
-    const std::string at = ww.child(key).at(kv.second);
-    s.workload_field_lines[key] = at.substr(0, at.rfind(": "));
-  }
-  if (wspec.has("end_s") && wspec.has("start_s") && s.workload.get_double("end_s") > 0 &&
-      s.workload.get_double("end_s") <= s.workload.get_double("start_s")) {
-    throw ScenarioError(
-        fmt::format("{}: {} must be after workload.start_s ({})", ww.child("end_s").at(wl["end_s"]),
-                    s.workload.get_double("end_s"), s.workload.get_double("start_s")));
+  s.workload_places[""] = ww.place(wl);
+  for (const auto& kv : wl) s.workload_places[kv.first.Scalar()] = ww.place(kv.second);
+  // A trace replay's window, checked by the one check its workload runs when built, found at load.
+  if (wspec.has("end_s")) {
+    try {
+      (void)replay_options_from(s.workload);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(located_workload_error(s, e.what()));
+    }
   }
   // A trace is read when an arm runs; a missing one is the file's error, found at load.
   if (wspec.has("file")) {

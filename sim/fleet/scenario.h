@@ -81,9 +81,9 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string file;
-  std::string workload_where;  // "file:line: workload"
-  // "file:line" of each field of the workload section, for what the workload refuses when built.
-  std::map<std::string, std::string> workload_field_lines;
+  // "file:line" of each field of the workload section ("" for the section itself), for what the
+  // workload refuses when built (located_workload_error).
+  std::map<std::string, std::string> workload_places;
   std::uint64_t seed = 0;
   FleetSpec fleet;
   std::string workload_type;
@@ -106,6 +106,11 @@ struct Scenario {
 // Loads a scenario file. `overrides` are "dotted.path=value" strings (--set).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 // Parses YAML text; `label` names it in errors.
+// A workload's refusal made when it is built ("workload.rate_schedule: ...", "workload: needs
+// ..."), with the file and the line of the field it names (of the section when it names none);
+// a message that names its place already is returned as it is.
+std::string located_workload_error(const Scenario& s, const std::string& what);
+
 Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
                         const std::vector<std::string>& overrides = {});
 

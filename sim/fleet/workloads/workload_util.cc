@@ -330,8 +330,8 @@ ReplayOptions replay_options_from(const Params& p) {
   o.start_s = p.get_double("start_s");
   o.end_s = p.get_double("end_s");
   if (o.end_s > 0 && o.end_s <= o.start_s) {
-    throw ScenarioError("workload.end_s: " + std::to_string(o.end_s) +
-                        " must be after workload.start_s (" + std::to_string(o.start_s) + ")");
+    throw ScenarioError(
+        fmt::format("workload.end_s: {} must be after workload.start_s ({})", o.end_s, o.start_s));
   }
   o.max_requests = p.get_int("max_requests");
   o.loop = static_cast<std::int32_t>(p.get_int("loop"));
