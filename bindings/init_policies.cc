@@ -27,6 +27,15 @@ py::dict& python_policy_table() {
   return *table;
 }
 
+// Which optional methods a Python subclass defines.
+struct Hooks {
+  bool on_dispatched = true;
+  bool on_first_token = true;
+  bool on_finished = true;
+  bool pool_for = true;
+  bool routing_delay_ns = true;
+};
+
 // The trampoline: C++ calls of a Python subclass's methods, each under the GIL.
 class PyRoutingPolicy : public RoutingPolicy {
  public:
@@ -84,6 +93,52 @@ class PyRoutingPolicy : public RoutingPolicy {
     }
   }
 
+  // The pool index from Python's pool_for(); None means any pool.
+  int pool_for(const Request& request) const override {
+    if (!has_pool_for_) return -1;
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "pool_for");
+    if (!f) return -1;
+    const py::object result = f(py::cast(request));
+    if (result.is_none()) return -1;
+    const int pools = std::max<int>(1, static_cast<int>(context_.pools.size()));
+    if (py::isinstance<py::float_>(result) || !py::hasattr(result, "__index__")) {
+      throw py::type_error("routing policy '" + name_ +
+                           "': pool_for() must return a pool index (int) or None, got " +
+                           py::repr(result).cast<std::string>());
+    }
+    const auto pool = result.attr("__index__")().cast<std::int64_t>();
+    if (pool < -1 || pool >= pools) {
+      throw py::value_error("routing policy '" + name_ + "': pool_for() returned " +
+                            std::to_string(pool) + "; a pool index is 0.." +
+                            std::to_string(pools - 1) +
+                            " (context.pools), or None (or -1) for any pool");
+    }
+    return static_cast<int>(pool);
+  }
+
+  // Nanoseconds from Python's routing_delay_ns(); the gateway waits them before pick().
+  TimeNs routing_delay(const Request& request) const override {
+    if (!has_routing_delay_) return 0;
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "routing_delay_ns");
+    if (!f) return 0;
+    const py::object result = f(py::cast(request));
+    if (result.is_none() || py::isinstance<py::float_>(result) ||
+        !py::hasattr(result, "__index__")) {
+      throw py::type_error("routing policy '" + name_ +
+                           "': routing_delay_ns() must return a number of nanoseconds (int), "
+                           "got " +
+                           py::repr(result).cast<std::string>());
+    }
+    const auto delay = result.attr("__index__")().cast<std::int64_t>();
+    if (delay < 0) {
+      throw py::value_error("routing policy '" + name_ + "': routing_delay_ns() returned " +
+                            std::to_string(delay) + "; a delay is 0 or more nanoseconds");
+    }
+    return delay;
+  }
+
   // {name: number} from Python's counters(), in name order.
   std::vector<PolicyCounter> counters() const override {
     py::gil_scoped_acquire gil;
@@ -105,15 +160,16 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   // Called by the factory, under the GIL, before setup().
-  void bind(std::string name, const PolicyContext& ctx, py::dict params, bool on_dispatched,
-            bool on_first_token, bool on_finished) {
+  void bind(std::string name, const PolicyContext& ctx, py::dict params, const Hooks& hooks) {
     name_ = std::move(name);
     context_ = ctx;
     params_ = std::move(params);
     bound_ = true;
-    has_on_dispatched_ = on_dispatched;
-    has_on_first_token_ = on_first_token;
-    has_on_finished_ = on_finished;
+    has_on_dispatched_ = hooks.on_dispatched;
+    has_on_first_token_ = hooks.on_first_token;
+    has_on_finished_ = hooks.on_finished;
+    has_pool_for_ = hooks.pool_for;
+    has_routing_delay_ = hooks.routing_delay_ns;
   }
 
   const std::string& name() const { return name_; }
@@ -129,6 +185,8 @@ class PyRoutingPolicy : public RoutingPolicy {
   bool has_on_dispatched_ = true;
   bool has_on_first_token_ = true;
   bool has_on_finished_ = true;
+  bool has_pool_for_ = true;
+  bool has_routing_delay_ = true;
 };
 
 PyRoutingPolicy& as_py(RoutingPolicy& p) {
@@ -160,6 +218,10 @@ class PythonPolicyHandle final : public RoutingPolicy {
     impl_->on_first_token(request, pod);
   }
   void on_finished(const Request& request, int pod) override { impl_->on_finished(request, pod); }
+  int pool_for(const Request& request) const override { return impl_->pool_for(request); }
+  TimeNs routing_delay(const Request& request) const override {
+    return impl_->routing_delay(request);
+  }
   std::vector<PolicyCounter> counters() const override { return impl_->counters(); }
 
  private:
@@ -229,17 +291,17 @@ void register_policy(const std::string& name, const py::object& cls, const std::
   ParamSpec spec = spec_from(params);
   // The class lives as long as the process (the registry is a process-wide static).
   auto* cls_ref = new py::object(cls);
-  const bool on_dispatched = overrides_hook(cls, "on_dispatched");
-  const bool on_first_token = overrides_hook(cls, "on_first_token");
-  const bool on_finished = overrides_hook(cls, "on_finished");
+  const Hooks hooks{overrides_hook(cls, "on_dispatched"), overrides_hook(cls, "on_first_token"),
+                    overrides_hook(cls, "on_finished"), overrides_hook(cls, "pool_for"),
+                    overrides_hook(cls, "routing_delay_ns")};
   PolicyRegistry::Factory factory =
-      [cls_ref, name, on_dispatched, on_first_token, on_finished](
-          const Params& p, const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
+      [cls_ref, name, hooks](const Params& p,
+                             const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
     py::gil_scoped_acquire gil;
     py::dict kwargs = params_to_py(p);
     py::object obj = (*cls_ref)(**kwargs);
     PyRoutingPolicy& impl = as_py(obj.cast<RoutingPolicy&>());
-    impl.bind(name, ctx, kwargs, on_dispatched, on_first_token, on_finished);
+    impl.bind(name, ctx, kwargs, hooks);
     obj.attr("setup")(py::cast(ctx));
     return std::make_unique<PythonPolicyHandle>(std::move(obj), &impl);
   };
@@ -398,6 +460,18 @@ void init_policies(py::module_& m) {
           "on_finished", [](RoutingPolicy&, const Request&, int) {}, py::arg("request"),
           py::arg("pod"),
           "`request` finished (completed or failed) on pod index `pod` (default: nothing).")
+      .def(
+          "pool_for", [](const RoutingPolicy&, const Request&) { return py::none(); },
+          py::arg("request"),
+          "The pool (an index into context.pools) that must serve `request` whatever the pods' "
+          "state, or None when a pod of any pool may (default: None). When pick() returns -1 "
+          "and the gateway holds requests for endpoints (gateway.hold_for_endpoints_s), a held "
+          "request wakes only that pool's autoscaler (KEDA-style scale from zero).")
+      .def(
+          "routing_delay_ns", [](const RoutingPolicy&, const Request&) { return 0; },
+          py::arg("request"),
+          "Simulated time the policy itself takes to decide for `request` (a classifier's "
+          "inference, say), in ns: the gateway waits this long before pick() (default: 0).")
       .def(
           "counters", [](const RoutingPolicy&) { return py::dict(); },
           "Counters about the policy's own decisions, read once after the arm: a dict "

@@ -265,3 +265,134 @@ def test_pools_and_gateway_replicas_as_a_python_policy_sees_them():
     scenario = fleetsim.load(POOLED_YAML)
     assert [p["name"] for p in scenario.pools] == ["small", "big"]
     assert scenario.pools[1]["server"]["max_num_batched_tokens"] == 1024
+
+
+TIERS_AT_ZERO_YAML = """\
+name: tiers0
+seed: 5
+fleet:
+  pools:
+    - {name: small, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}
+    - {name: big, pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}
+workload:
+  type: open_loop
+  rate_schedule: '0:1, 600:1, 601:0, 1800:0, 1801:1, 2400:1'
+  duration_s: 2400
+  max_requests: 0
+  prompt_tokens: {dist: uniform, low: 500, high: 2000}
+  output_tokens: {dist: uniform, low: 100, high: 300}
+gateway: {hold_for_endpoints_s: 300}
+autoscaling:
+  metric: request_rate
+  target: 2
+  provision_s: 60
+  load_time_s: 60
+  prestop_s: 5
+  pools:
+    small: {min_pods: 0, max_pods: 1}
+    big: {min_pods: 0, max_pods: 1}
+arms:
+  - {name: a, policy: py_small_only}
+"""
+
+
+class SmallOnly(fleetsim.RoutingPolicy):
+    """Serves every request from the 'small' pool and waits for it while it is at zero."""
+
+    declares_pool = True
+
+    def pick(self, request, candidates, ctx):
+        small = self.context.pools.index("small")
+        return next((p.index for p in candidates if p.pool == small), -1)
+
+    def pool_for(self, request):
+        return self.context.pools.index("small") if SmallOnly.declares_pool else None
+
+
+fleetsim.register_policy("py_small_only", SmallOnly, "the small pool only (test)")
+
+
+def wakes(timeline):
+    """How often a pool came back from zero pods."""
+    back, gone = 0, False
+    for provisioned in timeline["provisioned"]:
+        gone = gone or provisioned == 0
+        if gone and provisioned > 0:
+            back, gone = back + 1, False
+    return back
+
+
+def test_a_held_request_wakes_only_the_pool_the_policy_names():
+    SmallOnly.declares_pool = True
+    arm = fleetsim.run(TIERS_AT_ZERO_YAML).arm("a")
+    assert arm.summary["failed"] == 0
+    frame = arm.autoscaling
+    assert wakes(frame[frame["pool"] == "small"]) == 1
+    assert wakes(frame[frame["pool"] == "big"]) == 0
+    # Without pool_for the held request may go to any pool, so both wake.
+    SmallOnly.declares_pool = False
+    try:
+        frame = fleetsim.run(TIERS_AT_ZERO_YAML).arm("a").autoscaling
+    finally:
+        SmallOnly.declares_pool = True
+    assert wakes(frame[frame["pool"] == "big"]) == 1
+
+
+class Deliberates(LeastLoadedAffinity):
+    delay_ns = 50_000_000
+
+    def routing_delay_ns(self, request):
+        return Deliberates.delay_ns
+
+
+fleetsim.register_policy("py_deliberates", Deliberates, "thinks before it picks (test)")
+
+
+def test_a_routing_delay_is_waited_before_the_pick(small_yaml):
+    def ttft_ms(policy):
+        arm = fleetsim.run(small_yaml, overrides={"arms.rr.policy": policy}).arm("rr")
+        return arm.requests.sort_values("id")["ttft_ms"].reset_index(drop=True)
+
+    added = ttft_ms("py_deliberates") - ttft_ms("py_least_loaded_affinity")
+    # The first request meets an idle fleet: exactly the delay. Later ones shift with the steps
+    # they join, so only their median is the delay.
+    assert added.iloc[0] == pytest.approx(50.0)
+    assert added.median() == pytest.approx(50.0, abs=5.0)
+
+
+class BadPoolOrDelay(fleetsim.RoutingPolicy):
+    """Refuses every pick, so the gateway holds the request and asks pool_for()."""
+
+    pool: object = None
+    delay: object = 0
+
+    def pick(self, request, candidates, ctx):
+        return -1
+
+    def pool_for(self, request):
+        return BadPoolOrDelay.pool
+
+    def routing_delay_ns(self, request):
+        return BadPoolOrDelay.delay
+
+
+fleetsim.register_policy("py_bad_pool_or_delay", BadPoolOrDelay, "bad pool_for/delay (test)")
+
+
+@pytest.mark.parametrize(
+    "pool, delay, error, match",
+    [
+        (None, -1, ValueError, r"routing_delay_ns\(\) returned -1; a delay is 0 or more"),
+        (None, 0.5, TypeError, r"routing_delay_ns\(\) must return a number of nanoseconds"),
+        (2, 0, ValueError, r"pool_for\(\) returned 2; a pool index is 0..1"),
+        ("big", 0, TypeError, r"pool_for\(\) must return a pool index \(int\) or None"),
+    ],
+)
+def test_bad_pool_or_delay_is_a_python_exception(pool, delay, error, match):
+    BadPoolOrDelay.pool, BadPoolOrDelay.delay = pool, delay
+    overrides = {"arms.a.policy": "py_bad_pool_or_delay"}
+    try:
+        with pytest.raises(error, match=match):
+            fleetsim.run(TIERS_AT_ZERO_YAML, overrides=overrides)
+    finally:
+        BadPoolOrDelay.pool, BadPoolOrDelay.delay = None, 0
