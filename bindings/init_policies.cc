@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -36,6 +37,14 @@ struct Hooks {
   bool routing_delay_ns = true;
 };
 
+// The value of an int-like Python result (anything with __index__ but a float), or nothing.
+std::optional<std::int64_t> index_of(const py::object& result) {
+  if (result.is_none() || py::isinstance<py::float_>(result) || !py::hasattr(result, "__index__")) {
+    return std::nullopt;
+  }
+  return result.attr("__index__")().cast<std::int64_t>();
+}
+
 // The trampoline: C++ calls of a Python subclass's methods, each under the GIL.
 class PyRoutingPolicy : public RoutingPolicy {
  public:
@@ -49,16 +58,16 @@ class PyRoutingPolicy : public RoutingPolicy {
     py::list pods;
     for (const PodState& p : candidates) pods.append(py::cast(p));
     const py::object result = override(py::cast(request), pods, py::cast(ctx));
-    if (result.is_none() || py::isinstance<py::float_>(result) ||
-        !py::hasattr(result, "__index__")) {
+    const auto index = index_of(result);
+    if (!index) {
       throw py::type_error("routing policy '" + name_ +
                            "': pick() must return a pod index (int), got " +
                            py::repr(result).cast<std::string>());
     }
-    const int pod = result.attr("__index__")().cast<int>();
+    const std::int64_t pod = *index;
     if (pod == -1) return -1;  // refuses: the client gets a 503
     for (const PodState& p : candidates) {
-      if (p.index == pod) return pod;
+      if (p.index == pod) return p.index;
     }
     std::ostringstream valid;
     for (const PodState& p : candidates) valid << p.index << ", ";
@@ -68,7 +77,7 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   void on_dispatched(const Request& request, int pod) override {
-    if (!has_on_dispatched_) return;
+    if (!hooks_.on_dispatched) return;
     py::gil_scoped_acquire gil;
     if (py::function f =
             py::get_override(static_cast<const RoutingPolicy*>(this), "on_dispatched")) {
@@ -77,7 +86,7 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   void on_first_token(const Request& request, int pod) override {
-    if (!has_on_first_token_) return;
+    if (!hooks_.on_first_token) return;
     py::gil_scoped_acquire gil;
     if (py::function f =
             py::get_override(static_cast<const RoutingPolicy*>(this), "on_first_token")) {
@@ -86,7 +95,7 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   void on_finished(const Request& request, int pod) override {
-    if (!has_on_finished_) return;
+    if (!hooks_.on_finished) return;
     py::gil_scoped_acquire gil;
     if (py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "on_finished")) {
       f(py::cast(request), pod);
@@ -95,48 +104,47 @@ class PyRoutingPolicy : public RoutingPolicy {
 
   // The pool index from Python's pool_for(); None means any pool.
   int pool_for(const Request& request) const override {
-    if (!has_pool_for_) return -1;
+    if (!hooks_.pool_for) return -1;
     py::gil_scoped_acquire gil;
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "pool_for");
     if (!f) return -1;
     const py::object result = f(py::cast(request));
     if (result.is_none()) return -1;
     const int pools = std::max<int>(1, static_cast<int>(context_.pools.size()));
-    if (py::isinstance<py::float_>(result) || !py::hasattr(result, "__index__")) {
+    const auto pool = index_of(result);
+    if (!pool) {
       throw py::type_error("routing policy '" + name_ +
                            "': pool_for() must return a pool index (int) or None, got " +
                            py::repr(result).cast<std::string>());
     }
-    const auto pool = result.attr("__index__")().cast<std::int64_t>();
-    if (pool < -1 || pool >= pools) {
+    if (*pool < -1 || *pool >= pools) {
       throw py::value_error("routing policy '" + name_ + "': pool_for() returned " +
-                            std::to_string(pool) + "; a pool index is 0.." +
+                            std::to_string(*pool) + "; a pool index is 0.." +
                             std::to_string(pools - 1) +
                             " (context.pools), or None (or -1) for any pool");
     }
-    return static_cast<int>(pool);
+    return static_cast<int>(*pool);
   }
 
   // Nanoseconds from Python's routing_delay_ns(); the gateway waits them before pick().
   TimeNs routing_delay(const Request& request) const override {
-    if (!has_routing_delay_) return 0;
+    if (!hooks_.routing_delay_ns) return 0;
     py::gil_scoped_acquire gil;
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "routing_delay_ns");
     if (!f) return 0;
     const py::object result = f(py::cast(request));
-    if (result.is_none() || py::isinstance<py::float_>(result) ||
-        !py::hasattr(result, "__index__")) {
+    const auto delay = index_of(result);
+    if (!delay) {
       throw py::type_error("routing policy '" + name_ +
                            "': routing_delay_ns() must return a number of nanoseconds (int), "
                            "got " +
                            py::repr(result).cast<std::string>());
     }
-    const auto delay = result.attr("__index__")().cast<std::int64_t>();
-    if (delay < 0) {
+    if (*delay < 0) {
       throw py::value_error("routing policy '" + name_ + "': routing_delay_ns() returned " +
-                            std::to_string(delay) + "; a delay is 0 or more nanoseconds");
+                            std::to_string(*delay) + "; a delay is 0 or more nanoseconds");
     }
-    return delay;
+    return *delay;
   }
 
   // {name: number} from Python's counters(), in name order.
@@ -165,11 +173,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     context_ = ctx;
     params_ = std::move(params);
     bound_ = true;
-    has_on_dispatched_ = hooks.on_dispatched;
-    has_on_first_token_ = hooks.on_first_token;
-    has_on_finished_ = hooks.on_finished;
-    has_pool_for_ = hooks.pool_for;
-    has_routing_delay_ = hooks.routing_delay_ns;
+    hooks_ = hooks;
   }
 
   const std::string& name() const { return name_; }
@@ -182,11 +186,7 @@ class PyRoutingPolicy : public RoutingPolicy {
   py::dict params_;
   bool bound_ = false;
   // Hooks a subclass leaves alone are not called, so they cost no GIL round trip.
-  bool has_on_dispatched_ = true;
-  bool has_on_first_token_ = true;
-  bool has_on_finished_ = true;
-  bool has_pool_for_ = true;
-  bool has_routing_delay_ = true;
+  Hooks hooks_;
 };
 
 PyRoutingPolicy& as_py(RoutingPolicy& p) {
