@@ -3,14 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <sstream>
-
 #include "bindings/common.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
 #include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
 #include "policies/policy.h"
+#include "sim/fleet/describe.h"
 #include "sim/fleet/workload.h"
 
 namespace fleetsim::py_bindings {
@@ -28,24 +27,6 @@ py::list entries(const Registry& reg, bool policies) {
     out.append(std::move(d));
   }
   return out;
-}
-
-// The text `fleetsim describe NAME` prints.
-std::string describe(const std::string& name) {
-  std::ostringstream os;
-  if (name == "server" || name == "cost_model") {
-    os << "fleet." << name << " parameters:\n"
-       << (name == "server" ? server_spec() : cost_model_spec()).describe();
-    return os.str();
-  }
-  auto show = [&](const auto& entry) {
-    os << name << ": " << entry.description << "\nparameters:\n" << entry.spec.describe();
-    return os.str();
-  };
-  if (WorkloadRegistry::instance().contains(name)) {
-    return show(WorkloadRegistry::instance().get(name, "workload"));
-  }
-  return show(PolicyRegistry::instance().get(name, "policy"));
 }
 
 }  // namespace
@@ -138,10 +119,18 @@ void init_catalog(py::module_& m) {
       "cost_model_params", [] { return spec_to_py(cost_model_spec()); },
       "The parameters of a scenario's `fleet.cost_model` section: a list of "
       "{name, type, default, help, min, max, choices}.");
-  m.def("describe", &describe, py::arg("name"),
-        "The text `fleetsim describe NAME` prints: a policy's or a workload's description and "
-        "parameters, or those of the `server` / `cost_model` sections. Raises UnknownNameError "
-        "for a name that is none of these.");
+  m.def(
+      "section_params", [](const std::string& name) { return spec_to_py(section_spec(name)); },
+      py::arg("section"),
+      "The parameters of a scenario section (server, cost_model, gateway, client, slo, "
+      "autoscaling, campaign, model, gpu) or of a fault kind (pod_kill, ...): a list of "
+      "{name, type, default, help, min, max, choices}. Raises UnknownNameError for any other "
+      "name.");
+  m.def(
+      "describe", [](const std::string& name) { return describe(name); }, py::arg("name"),
+      "The text `fleetsim describe NAME` prints: a scenario section's, a fault kind's, a "
+      "workload's or a policy's description and parameters. Raises UnknownNameError for a name "
+      "that is none of these.");
 }
 
 }  // namespace fleetsim::py_bindings

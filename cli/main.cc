@@ -23,11 +23,8 @@
 #include "policies/policy.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
-#include "sim/fleet/autoscaler.h"
 #include "sim/fleet/campaign/campaign.h"
-#include "sim/fleet/faults.h"
-#include "sim/fleet/gpu_defs.h"
-#include "sim/fleet/model_defs.h"
+#include "sim/fleet/describe.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -268,75 +265,13 @@ int cmd_list(const std::string& what) {
 }
 
 int cmd_describe(const std::string& name) {
-  auto show = [&](const auto& entry) {
-    std::cout << name << ": " << entry.description << "\nparameters:\n" << entry.spec.describe();
-    return 0;
-  };
-  if (name == "server" || name == "cost_model") {
-    std::cout << "fleet." << name << " parameters:\n"
-              << (name == "server" ? server_spec() : cost_model_spec()).describe();
-    return 0;
-  }
-  if (name == "model") {
-    std::cout << "fleet.models: your own models, each a map of these config.json fields, named "
-                 "by fleet.model or a pool's model like a catalog entry (fleetsim list models)\n"
-              << "parameters:\n"
-              << model_def_spec().describe();
-    return 0;
-  }
-  if (name == "gpu") {
-    std::cout << "fleet.gpus: your own GPUs, each a map of these datasheet figures, named by "
-                 "fleet.gpu or a pool's gpu like a catalog entry (fleetsim list gpus)\n"
-              << "parameters:\n"
-              << gpu_def_spec().describe();
-    return 0;
-  }
-  if (name == "campaign") {
-    std::cout << "campaign: settings of `fleetsim campaign` (docs/campaign.md)\nparameters:\n"
-              << campaign_spec().describe();
-    return 0;
-  }
-  if (name == "autoscaling") {
-    std::cout << "autoscaling: a Kubernetes HPA over the fleet's pods (docs/autoscaling.md); "
-                 "scenario-wide, overridable per arm\nparameters:\n"
-              << autoscaling_spec().describe();
-    return 0;
-  }
-  if (name == "slo") {
-    std::cout << "slo: the targets behind goodput@SLO; a request is good when it completed within "
-                 "every target of its SLO class\nparameters (also under classes: {NAME: {...}}, "
-                 "where a class inherits what it does not set):\n"
-              << slo_targets_spec().describe();
-    return 0;
-  }
-  if (name == "faults") {
-    std::cout << "faults: a list of {kind: KIND, ...} scheduled in the run (docs/failures.md); "
-                 "each kind and its parameters:\n";
-    for (const auto& [kind, spec] : fault_specs())
-      std::cout << "\n" << kind << ":\n" << spec.describe();
-    return 0;
-  }
-  if (const auto fault = fault_specs().find(name); fault != fault_specs().end()) {
-    std::cout << name << ": a fault kind (docs/failures.md)\nparameters:\n"
-              << fault->second.describe();
-    return 0;
-  }
-  if (WorkloadRegistry::instance().contains(name)) {
-    return show(WorkloadRegistry::instance().get(name, "workload"));
-  }
-  if (PolicyRegistry::instance().contains(name)) {
-    return show(PolicyRegistry::instance().get(name, "policy"));
-  }
-  std::vector<std::string> valid = {"server", "cost_model", "slo",         "model",
-                                    "gpu",    "campaign",   "autoscaling", "faults"};
-  for (const auto& [kind, spec] : fault_specs()) valid.push_back(kind);
-  for (const auto& n : WorkloadRegistry::instance().names()) valid.push_back(n);
-  for (const auto& n : PolicyRegistry::instance().names()) valid.push_back(n);
   if (name.empty()) {
-    std::cerr << "error: say what to describe; valid names: " << join(valid, ", ") << "\n";
+    std::cerr << "error: say what to describe; valid names: " << join(describable_names(), ", ")
+              << "\n";
     return 2;
   }
-  throw UnknownNameError("name", name, valid);
+  std::cout << describe(name);
+  return 0;
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ from ._core import (
     policies,
     register_policy,
     run,
+    section_params,
     server_params,
     workloads,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "policies",
     "register_policy",
     "run",
+    "section_params",
     "server_params",
     "sweep",
     "workloads",

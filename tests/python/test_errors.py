@@ -42,8 +42,9 @@ def test_an_unknown_policy(flagship):
     # In a scenario, the error names the field and lists the policies.
     with pytest.raises(fleetsim.ScenarioError, match=r"arms.2.policy: unknown policy 'nope'.*round_robin"):
         fleetsim.load(flagship, {"arms.rr.policy": "nope"})
-    # Asked by name, it is an UnknownNameError.
-    with pytest.raises(fleetsim.UnknownNameError, match=r"unknown policy 'nope'.*round_robin"):
+    # Asked by name, it is an UnknownNameError listing every describable name, policies too.
+    with pytest.raises(fleetsim.UnknownNameError,
+                       match=r"unknown name 'nope'; valid names: server, .*gateway.*round_robin"):
         fleetsim.describe("nope")
     with pytest.raises(fleetsim.Error):
         fleetsim.describe("nope")

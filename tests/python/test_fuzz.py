@@ -1,14 +1,17 @@
 """Fuzz tests of the CLI: scenarios edited at random must be refused with a located error or
 run, never crash or hang; well-formed scenarios composed at random from every registered
-plug-in must run, give the same bytes at any thread count, and report no negative figure.
+plug-in and every scenario section (pools, P/D, gateway, client retries, SLOs, autoscaling,
+faults) must run, give the same bytes at any thread count, and report no negative figure.
 
 Seeded, so a failure names a case that reproduces: the failing YAML is written to the
-pytest tmp dir and its path is in the assertion message."""
+pytest tmp dir and its path is in the assertion message. FLEETSIM_FUZZ_SEEDS=N runs N seeds of
+each test instead of the few CI runs (a wider hunt, by hand)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -64,7 +67,11 @@ def mutate(doc, rng: random.Random) -> str:
     return f"{'.'.join(map(str, path))} = {value!r}"
 
 
-@pytest.mark.parametrize("seed", range(6))
+def seeds(ci_count: int) -> range:
+    return range(int(os.environ.get("FLEETSIM_FUZZ_SEEDS", ci_count)))
+
+
+@pytest.mark.parametrize("seed", seeds(6))
 def test_edited_scenarios_are_refused_with_a_located_error_or_run(cli, source_dir, tmp_path,
                                                                    seed, monkeypatch):
     monkeypatch.chdir(source_dir)  # scenarios name data files from the repository root
@@ -87,7 +94,9 @@ def test_edited_scenarios_are_refused_with_a_located_error_or_run(cli, source_di
 
 
 SKIP_PARAMS = {"seed", "file", "python_module", "max_requests", "conversations", "duration_s",
-               "rate", "turns", "streams", "concurrency", "sessions", "groups"}
+               "rate", "turns", "streams", "concurrency", "sessions", "groups",
+               # a replica count is valid up to 64 but multiplies each run's policy instances
+               "replicas"}
 SMALL_WORKLOAD = {"max_requests": 120, "conversations": 10, "turns": 4, "streams": 6,
                   "concurrency": 6, "duration_s": 30, "rate": 4, "sessions": 6, "groups": 4}
 FAULTS = [
@@ -155,6 +164,44 @@ def composed_scenario(rng: random.Random, name: str) -> dict:
     return doc
 
 
+def pools(rng: random.Random, fleet: dict) -> list[dict]:
+    """Two pools: prefill and decode (P/D), or two tiers of whole-request pods."""
+    if rng.random() < 0.5:
+        roles = [("prefill", "prefill"), ("decode", "decode")]
+    else:
+        roles = [("small", "both"), ("big", "both")]
+    out = []
+    for name, role in roles:
+        pool = {"name": name, "pods": rng.randint(1, 2), "role": role}
+        if rng.random() < 0.3:
+            pool["gpu"] = rng.choice(["H100-SXM", "H200", "L40S"])
+        out.append(pool)
+    del fleet["pods"]
+    return out
+
+
+def rich_scenario(rng: random.Random, name: str) -> dict:
+    """composed_scenario() with every other section drawn too."""
+    doc = composed_scenario(rng, name)
+    if rng.random() < 0.4:
+        doc["fleet"]["pools"] = pools(rng, doc["fleet"])
+        doc.pop("faults", None)  # faults name pods (pod-0), which pools rename
+    for section in ("gateway", "client", "slo"):
+        if rng.random() < 0.6:
+            doc[section] = random_params(rng, fleetsim.section_params(section), 4)
+    if "slo" in doc:
+        doc["slo"].setdefault(rng.choice(["ttft_ms", "tpot_ms", "e2e_ms"]), 2000)
+    if rng.random() < 0.4:
+        scaling = random_params(rng, fleetsim.section_params("autoscaling"), 5)
+        scaling.setdefault("metric", rng.choice(["running", "waiting", "request_rate"]))
+        if "pools" in doc["fleet"]:
+            scaling["pool"] = rng.choice(doc["fleet"]["pools"])["name"]
+        doc["autoscaling"] = scaling
+    if rng.random() < 0.3:
+        doc["gateway"] = {**doc.get("gateway", {}), "replicas": rng.randint(2, 3)}
+    return doc
+
+
 def negative_figures(result: dict) -> list[str]:
     out = []
     for arm in result["arms"]:
@@ -165,14 +212,16 @@ def negative_figures(result: dict) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_composed_scenarios_run_deterministically_at_any_thread_count(cli, tmp_path, seed):
-    rng = random.Random(1000 + seed)
+@pytest.mark.parametrize("compose, seed", [(compose, seed) for compose in ("plain", "rich")
+                                           for seed in seeds(2 if compose == "rich" else 4)])
+def test_composed_scenarios_run_deterministically_at_any_thread_count(cli, tmp_path, compose,
+                                                                      seed):
+    rng = random.Random((1000 if compose == "plain" else 2000) + seed)
+    make = composed_scenario if compose == "plain" else rich_scenario
     ran = 0
     for i in range(12):
         case = tmp_path / f"composed{i}.yaml"
-        case.write_text(yaml.safe_dump(composed_scenario(rng, f"composed-{seed}-{i}"),
-                                       sort_keys=False))
+        case.write_text(yaml.safe_dump(make(rng, f"composed-{seed}-{i}"), sort_keys=False))
         one = run_cli(cli, case, "--threads", "1")
         assert not any(m in one.stderr for m in CRASH_MARKS), f"{case}: {one.stderr[-500:]}"
         # A combination vLLM refuses (the model does not fit, speculation without a method) is

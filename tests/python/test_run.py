@@ -180,6 +180,15 @@ def test_catalog(flagship):
     assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
     assert fleetsim.cost_model_params()
     assert fleetsim.__version__
+    gateway = {p["name"] for p in fleetsim.section_params("gateway")}
+    assert {"request_timeout_s", "replicas", "hold_for_endpoints_s"} <= gateway
+    assert "gateway: the gateway" in fleetsim.describe("gateway")
+    retry = next(p for p in fleetsim.section_params("client") if p["name"] == "retry")
+    assert (retry["default"], retry["choices"]) == ("none", ["none", "fixed", "exponential"])
+    assert fleetsim.section_params("server") == fleetsim.server_params()
+    assert "mode" in {p["name"] for p in fleetsim.section_params("pod_kill")}
+    with pytest.raises(fleetsim.UnknownNameError, match="valid sections: server, cost_model, "):
+        fleetsim.section_params("epp")
     text = fleetsim.run(flagship).table()
     assert text.startswith("scenario loxilb-3pod-long") and "(93.3)" in text
 
