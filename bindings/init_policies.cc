@@ -35,7 +35,20 @@ struct Hooks {
   bool on_finished = true;
   bool pool_for = true;
   bool routing_delay_ns = true;
+  bool on_kv_events = false;  // the pods publish KV events only for a policy that reads them
 };
+
+const char* kv_event_kind_name(KvEventKind kind) {
+  switch (kind) {
+    case KvEventKind::kStored:
+      return "stored";
+    case KvEventKind::kRemoved:
+      return "removed";
+    case KvEventKind::kCleared:
+      return "cleared";
+  }
+  return "unknown";
+}
 
 // The value of an int-like Python result (anything with __index__ but a float), or nothing.
 std::optional<std::int64_t> index_of(const py::object& result) {
@@ -124,6 +137,31 @@ class PyRoutingPolicy : public RoutingPolicy {
                             " (context.pools), or None (or -1) for any pool");
     }
     return static_cast<int>(*pool);
+  }
+
+  bool wants_kv_events() const override { return hooks_.on_kv_events; }
+
+  // One call per delivery: runs of events of one kind become (kind, uint64 array of hashes),
+  // as vLLM batches a step's hashes in one BlockStored / BlockRemoved.
+  void on_kv_events(int pod, std::span<const KvEvent> events) override {
+    if (!hooks_.on_kv_events || events.empty()) return;
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "on_kv_events");
+    if (!f) return;
+    py::list batches;
+    for (std::size_t i = 0; i < events.size();) {
+      std::size_t end = i;
+      while (end < events.size() && events[end].kind == events[i].kind) ++end;
+      py::array_t<std::uint64_t> hashes(
+          static_cast<py::ssize_t>(events[i].kind == KvEventKind::kCleared ? 0 : end - i));
+      auto out = hashes.mutable_unchecked<1>();
+      for (py::ssize_t k = 0; k < hashes.shape(0); ++k) {
+        out(k) = events[i + static_cast<std::size_t>(k)].hash;
+      }
+      batches.append(py::make_tuple(kv_event_kind_name(events[i].kind), std::move(hashes)));
+      i = end;
+    }
+    f(pod, batches);
   }
 
   // Nanoseconds from Python's routing_delay_ns(); the gateway waits them before pick().
@@ -222,6 +260,10 @@ class PythonPolicyHandle final : public RoutingPolicy {
   TimeNs routing_delay(const Request& request) const override {
     return impl_->routing_delay(request);
   }
+  bool wants_kv_events() const override { return impl_->wants_kv_events(); }
+  void on_kv_events(int pod, std::span<const KvEvent> events) override {
+    impl_->on_kv_events(pod, events);
+  }
   std::vector<PolicyCounter> counters() const override { return impl_->counters(); }
 
  private:
@@ -291,9 +333,9 @@ void register_policy(const std::string& name, const py::object& cls, const std::
   ParamSpec spec = spec_from(params);
   // The class lives as long as the process (the registry is a process-wide static).
   auto* cls_ref = new py::object(cls);
-  const Hooks hooks{overrides_hook(cls, "on_dispatched"), overrides_hook(cls, "on_first_token"),
-                    overrides_hook(cls, "on_finished"), overrides_hook(cls, "pool_for"),
-                    overrides_hook(cls, "routing_delay_ns")};
+  const Hooks hooks{overrides_hook(cls, "on_dispatched"),    overrides_hook(cls, "on_first_token"),
+                    overrides_hook(cls, "on_finished"),      overrides_hook(cls, "pool_for"),
+                    overrides_hook(cls, "routing_delay_ns"), overrides_hook(cls, "on_kv_events")};
   PolicyRegistry::Factory factory =
       [cls_ref, name, hooks](const Params& p,
                              const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
@@ -472,6 +514,16 @@ void init_policies(py::module_& m) {
           py::arg("request"),
           "Simulated time the policy itself takes to decide for `request` (a classifier's "
           "inference, say), in ns: the gateway waits this long before pick() (default: 0).")
+      .def(
+          "on_kv_events", [](RoutingPolicy&, int, const py::list&) {}, py::arg("pod"),
+          py::arg("events"),
+          "Pod index `pod`'s KV events reached the router (gateway.kv_event_delay_ms after the "
+          "engine step that made them), in order, as a list of (kind, hashes): kind 'stored' "
+          "(those blocks entered the pod's prefix cache), 'removed' (they were evicted) or "
+          "'cleared' (the pod's cache emptied: it restarted; hashes empty); hashes a numpy "
+          "uint64 array of block hashes, the same as Request.block_hashes. Defining it makes "
+          "the pods publish their events, as vLLM's --kv-events-config does for a precise "
+          "prefix router (default: nothing, and no events).")
       .def(
           "counters", [](const RoutingPolicy&) { return py::dict(); },
           "Counters about the policy's own decisions, read once after the arm: a dict "
