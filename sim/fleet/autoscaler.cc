@@ -98,6 +98,16 @@ const ParamSpec& autoscaling_spec() {
                 "min_pods 0 only: unused this long, the pool scales to zero (a ScaledObject's "
                 "cooldownPeriod, 300)",
                 0)
+          .text("schedule", "",
+                "pods wanted at least, by time, as KEDA's cron scaler gives them: "
+                "'time_s:pods, ...', each from its time to the next (e.g. '0:2, 3000:8, "
+                "6000:2'; 0 before the first). The HPA follows the higher of this and the "
+                "metric's recommendation, through the same stabilization and rate limits; with "
+                "metric none, the schedule alone. Empty = none")
+          .real("schedule_period_s", 0,
+                "the schedule repeats with this period (86400: the same hours every day); 0 = "
+                "once",
+                0, 1e9)
           .real("termination_grace_s", 30,
                 "terminationGracePeriodSeconds: requests still running this long after the "
                 "scale-down are killed (30)",
@@ -105,7 +115,15 @@ const ParamSpec& autoscaling_spec() {
   return kSpec;
 }
 
-bool autoscaling_enabled(const Params& p) { return p.get_string("metric") != "none"; }
+bool autoscaling_enabled(const Params& p) {
+  return p.get_string("metric") != "none" || !p.get_string("schedule").empty();
+}
+
+PodSchedule pod_schedule_from(const Params& p, const std::string& where) {
+  if (p.get_string("schedule").empty()) return {};
+  return PodSchedule::parse(p.get_string("schedule"), p.get_double("schedule_period_s"),
+                            p.get_int("max_pods"), where);
+}
 
 AutoscalerConfig autoscaler_config_from(const Params& p) {
   AutoscalerConfig c;
@@ -132,6 +150,8 @@ AutoscalerConfig autoscaler_config_from(const Params& p) {
   c.grace = sec_to_ns(p.get_double("termination_grace_s"));
   c.activation_interval = sec_to_ns(p.get_double("activation_interval_s"));
   c.cooldown = sec_to_ns(p.get_double("cooldown_s"));
+  c.schedule = pod_schedule_from(p, "autoscaling.schedule");
+  c.schedule_text = p.get_string("schedule");
   return c;
 }
 
@@ -259,6 +279,7 @@ void Autoscaler::start() {
 }
 
 bool Autoscaler::active() const {
+  if (config_.schedule.at(loop_.now()) > 0) return true;
   // Requests held for another pool (a tier whose pods are elsewhere) do not wake this one.
   if (!slots_.empty() && gateway_.held_for_pool(gateway_.pool_of(slots_.front().pod)) > 0) {
     return true;
@@ -372,10 +393,22 @@ void Autoscaler::sync() {
     }
   }
   const std::int32_t current = replicas();
-  // Without a single sample the HPA reports the metric unavailable and leaves the replicas.
-  const std::int32_t recommended =
-      sampled > 0 ? hpa_replicas(view, current, config_.target, config_.tolerance) : current;
-  const std::int32_t desired = sampled > 0 ? behavior_.decide(now, current, recommended) : current;
+  // The HPA takes the highest recommendation of its metrics. A metric without a single sample
+  // is unavailable: alone, the HPA leaves the replicas; beside the schedule, it stands at the
+  // current replicas, so the HPA does not scale down on the schedule's word alone (as with any
+  // unavailable metric).
+  const bool metric = config_.metric != ScaleMetric::kNone;
+  const bool scheduled = !config_.schedule.empty();
+  std::int32_t recommended = current;
+  if (metric && sampled > 0) {
+    recommended = hpa_replicas(view, current, config_.target, config_.tolerance);
+  }
+  if (scheduled) {
+    recommended = std::max(metric ? recommended : 0, config_.schedule.at(now));
+  }
+  // At zero replicas the HPA is idle; KEDA's activation brings the first pod back.
+  const bool decides = current > 0 && ((metric && sampled > 0) || scheduled);
+  const std::int32_t desired = decides ? behavior_.decide(now, current, recommended) : current;
   if (desired > current) {
     ++ups_;
     // The lowest-numbered absent pods; a pod still draining holds its GPU until it exits.
@@ -410,7 +443,7 @@ void Autoscaler::sync() {
   }
   AutoscalingPoint p;
   p.t_s = ns_to_sec(now);
-  p.metric = sampled > 0 ? sum / sampled : std::numeric_limits<double>::quiet_NaN();
+  p.metric = metric && sampled > 0 ? sum / sampled : std::numeric_limits<double>::quiet_NaN();
   p.recommended = recommended;
   p.desired = desired;
   p.ready = count(State::kReady);
@@ -504,6 +537,7 @@ PoolScaling Autoscaler::summary(const std::string& pool, TimeNs end) const {
   PoolScaling s;
   s.pool = pool;
   s.metric = config_.metric_name;
+  s.schedule = config_.schedule_text;
   s.target = config_.target;
   s.min_pods = config_.min_pods;
   s.max_pods = config_.max_pods;

@@ -17,6 +17,7 @@
 #include "sim/event_loop.h"
 #include "sim/fleet/metrics.h"
 #include "sim/fleet/observer.h"
+#include "sim/fleet/pod_schedule.h"
 #include "sim/params.h"
 
 namespace fleetsim {
@@ -41,6 +42,10 @@ struct AutoscalerConfig {
   // `activation_interval`, scales 0 -> 1 when the trigger is active and N -> 0 when it has been
   // inactive for `cooldown`; the HPA it manages keeps at least one pod.
   TimeNs activation_interval = 0, cooldown = 0;
+  // KEDA's cron scaler beside the metric: pods the Deployment wants at least, by time. The HPA
+  // follows the higher of the two recommendations; with no metric, the schedule alone.
+  PodSchedule schedule;
+  std::string schedule_text;
   // A prefill pool of a disaggregating gateway: prompts the decode pods computed for want of a
   // prefill pod also make it in use (nothing is sent to a prefill pool at zero).
   bool prefill_pool = false;
@@ -49,6 +54,8 @@ struct AutoscalerConfig {
 // The `autoscaling` section (scenario-wide, overridable per arm).
 const ParamSpec& autoscaling_spec();
 bool autoscaling_enabled(const Params& p);
+// The section's `schedule`; `where` leads its errors (file:line: autoscaling.schedule).
+PodSchedule pod_schedule_from(const Params& p, const std::string& where);
 AutoscalerConfig autoscaler_config_from(const Params& p);
 // The index of the pool that scales among the fleet's pools (fleet_pools order), -1 when the
 // section scales nothing or names no such pool (the scenario loader reports the latter).

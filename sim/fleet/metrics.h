@@ -196,6 +196,7 @@ struct PodTime {
 struct PoolScaling {
   std::string pool;
   std::string metric = "none";
+  std::string schedule;  // autoscaling.schedule as written; empty = none
   double target = 0;
   std::int32_t min_pods = 0, max_pods = 0;
   PodTime pods;

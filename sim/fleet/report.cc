@@ -65,6 +65,7 @@ nlohmann::json autoscaling_json(const AutoscalingSummary& a) {
                             {"target", rounded(p.target)},
                             {"min_pods", p.min_pods},
                             {"max_pods", p.max_pods}};
+    if (!p.schedule.empty()) entry["schedule"] = p.schedule;
     entry.update(pod_time_json(p.pods));
     entry["timeline"] = std::move(timeline);
     pools.push_back(std::move(entry));

@@ -42,6 +42,7 @@ int check_hpa(const Params& a, const YAML::Node& node, const YamlWhere& w, const
                         ", the pods at the start) must lie in [min_pods, max_pods] = [" +
                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
+  pod_schedule_from(a, w.child("schedule").at(node));
   if (a.get_double("termination_grace_s") < a.get_double("prestop_s")) {
     std::ostringstream prestop;
     prestop << a.get_double("prestop_s");

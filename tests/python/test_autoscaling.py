@@ -64,9 +64,34 @@ def test_no_autoscaling_no_timeline(scenario):
     assert "autoscaling" not in result.arm("hpa").summary
 
 
+def test_a_schedule_alone_or_beside_the_metric(scenario):
+    over = {"autoscaling.schedule": "0:2, 150:6, 450:3"}
+    # Alone (metric none): the pods follow the steps, down once the stabilization window (60 s)
+    # holds only the lower step's recommendations.
+    result = fleetsim.run(scenario, overrides={**over, "autoscaling.metric": "none"})
+    arm = result.arm("hpa")
+    frame = arm.autoscaling
+    desired = frame.set_index("t_s")["desired"]
+    assert (desired[desired.index < 150] == 2).all()
+    assert (desired[(desired.index >= 150) & (desired.index < 495)] == 6).all()
+    assert (desired[desired.index >= 495] == 3).all()
+    assert frame["metric"].isna().all()
+    assert arm.summary["autoscaling"]["pools"][0]["schedule"] == "0:2, 150:6, 450:3"
+    # The static arm overrides metric only; the schedule still scales it.
+    assert result.arm("static").autoscaling["desired"].max() == 6
+    # Beside the metric: never below the schedule, above it when the load asks.
+    both = fleetsim.run(scenario, overrides=over).arm("hpa").autoscaling.set_index("t_s")
+    floor = [2 if t < 150 else 6 if t < 450 else 3 for t in both.index]
+    assert (both["desired"] >= floor).all()
+    assert (both["desired"] > floor).any()
+
+
 def test_bad_setting_is_a_scenario_error(scenario):
     with pytest.raises(fleetsim.ScenarioError, match=r"min_pods 9 is above max_pods 8"):
         fleetsim.run(scenario, overrides={"autoscaling.min_pods": 9})
+    with pytest.raises(fleetsim.ScenarioError,
+                       match=r"hpa.yaml:\d+: autoscaling.schedule: the pods of '60:9' are outside"):
+        fleetsim.run(scenario, overrides={"autoscaling.schedule": "0:2, 60:9"})
 
 
 PD_YAML = """\
