@@ -9,6 +9,7 @@
 #include "bindings/common.h"
 #include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
+#include "sim/fleet/plan/window_plan.h"
 
 namespace fleetsim::py_bindings {
 
@@ -16,7 +17,8 @@ void init_plan(py::module_& m) {
   m.def(
       "plan",
       [](const std::filesystem::path& path, const py::object& overrides, double target,
-         int max_pods, const py::object& pods_path, int seeds, int threads) {
+         int max_pods, const py::object& pods_path, int seeds, int threads,
+         const py::object& window_s) {
         if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
         PlanOptions o;
         if (!overrides.is_none()) o.overrides = overrides_from(overrides);
@@ -24,6 +26,15 @@ void init_plan(py::module_& m) {
         o.max_pods = max_pods;
         o.seeds = seeds;
         o.threads = threads;
+        if (!window_s.is_none()) {
+          if (!py::isinstance<py::str>(pods_path)) {
+            throw py::value_error("window_s plans one pod count (fleet.pods), not two");
+          }
+          o.path = pods_path.cast<std::string>();
+          const double w = window_s.cast<double>();
+          return run_as_report_dict([&] { return run_window_plan(path.string(), o, w); },
+                                    window_plan_json, write_window_plan_report);
+        }
         if (!py::isinstance<py::str>(pods_path)) {
           const auto pair = pods_path.cast<std::vector<std::string>>();
           if (pair.size() != 2) {
@@ -41,7 +52,7 @@ void init_plan(py::module_& m) {
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(), py::arg("target") = 90.0,
       py::arg("max_pods") = 256, py::arg("pods_path") = py::str("fleet.pods"), py::arg("seeds") = 1,
-      py::arg("threads") = 0,
+      py::arg("threads") = 0, py::arg("window_s") = py::none(),
       "Per arm, the smallest pod count whose SLO attainment reaches `target` percent, as\n"
       "`fleetsim plan` finds it (docs/plan.md): doubling from one pod, then bisection.\n"
       "\n"
@@ -58,6 +69,12 @@ void init_plan(py::module_& m) {
       "--path B`: the dict then has paths and, per arm, cheapest ({pods: [a, b], gpus} or\n"
       "None), frontier (the smallest b for each a that meets) and evaluated (each with pods\n"
       "[a, b], gpus and the figures above).\n"
+      "\n"
+      "window_s (seconds) plans a schedule instead, as `fleetsim plan --window S`: per arm,\n"
+      "windows [{start_s, end_s, requests, pods_needed, slo_attainment_pct,\n"
+      "scheduled_slo_attainment_pct}], schedule (an autoscaling.schedule, or None), lead_s and\n"
+      "check ({slo_attainment_pct, pod_hours, peak_pods, static_peak_pod_hours} of the run\n"
+      "with the schedule).\n"
       "Raises ScenarioError for a scenario without an slo section or a bad pods_path.");
 }
 

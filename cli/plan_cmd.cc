@@ -5,6 +5,7 @@
 #include "sim/errors.h"
 #include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
+#include "sim/fleet/plan/window_plan.h"
 
 namespace fleetsim::cli {
 
@@ -22,6 +23,11 @@ void add_plan_command(CLI::App& app, PlanCommand& c) {
                     "for the fewest GPUs (xPyD)");
   c.app->add_option("--seeds", c.seeds, "attainment at a count: the mean over this many seeds")
       ->check(CLI::Range(1, 1000));
+  c.app
+      ->add_option("--window", c.window_s,
+                   "seconds: plan the fewest pods per window of the workload and write them as "
+                   "an autoscaling.schedule, checked by a run (open-loop workloads and traces)")
+      ->check(CLI::PositiveNumber);
   c.app->add_option("--set", c.sets, "override a field for every run: PATH=VALUE");
   c.app->add_option("--format", c.format, "output format")->check(CLI::IsMember({"table", "json"}));
   c.app->add_option("--threads", c.threads, "threads (0 = all cores); results do not depend on it")
@@ -40,6 +46,16 @@ int run_plan_command(const PlanCommand& c) {
   o.max_pods = c.max_pods;
   o.seeds = c.seeds;
   o.threads = c.threads;
+  if (c.window_s > 0) {
+    if (c.paths.size() == 2) throw ScenarioError("--window: one pod count (fleet.pods), not two");
+    const WindowPlanResult r = run_window_plan(c.scenario, o, c.window_s);
+    if (c.format == "json") {
+      std::cout << window_plan_json(r).dump(2) << "\n";
+    } else {
+      write_window_plan_report(std::cout, r);
+    }
+    return 0;
+  }
   if (c.paths.size() == 2) {
     const PairPlanResult r = run_pair_plan(c.scenario, o, {c.paths[0], c.paths[1]});
     if (c.format == "json") {

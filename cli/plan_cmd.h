@@ -17,6 +17,7 @@ struct PlanCommand {
   int max_pods = 256;
   int seeds = 1;
   int threads = 0;
+  double window_s = 0;  // > 0: a schedule, the fewest pods per window of this many seconds
 };
 
 void add_plan_command(CLI::App& app, PlanCommand& c);

@@ -2,7 +2,8 @@
 #  * README.md's worked example: the code block starting "scenario loxilb-3pod-long" must equal
 #    `fleetsim run scenarios/loxilb-3pod-long.yaml` (trailing spaces ignored);
 #  * docs/campaign.md's worked example: `fleetsim campaign scenarios/loxilb-3pod-long.yaml`;
-#  * docs/plan.md's worked example: its `fleetsim plan` command;
+#  * docs/plan.md's worked examples: its `fleetsim plan` command, and `fleetsim plan --window` of
+#    scenarios/scale-to-zero.yaml;
 #  * docs/autoscaling.md's four examples: `fleetsim run` of scenarios/autoscale-burst.yaml,
 #    scenarios/azure-conv-autoscale.yaml, scenarios/pd-autoscale.yaml and
 #    scenarios/scale-to-zero.yaml, and its sweep over the cooldown;
@@ -68,6 +69,8 @@ check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation: smallest" plan
 check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation: fewest" plan
              scenarios/pd-disaggregation.yaml --path fleet.pools.prefill.pods
              --path fleet.pools.decode.pods --set "slo={ttft_ms: 3000, tpot_ms: 50}" --max-pods 8)
+check_quoted(docs/plan.md "plan scale-to-zero: fewest" plan scenarios/scale-to-zero.yaml
+             --window 600 --max-pods 4 --set "arms=[{name: lo, policy: least_outstanding}]")
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

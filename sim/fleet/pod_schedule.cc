@@ -72,4 +72,13 @@ std::int32_t PodSchedule::at(TimeNs t) const {
   return period_ > 0 && t >= period_ && !points_.empty() ? points_.back().second : 0;
 }
 
+TimeNs PodSchedule::next_step(TimeNs t) const {
+  const TimeNs base = period_ > 0 ? t - t % period_ : 0;
+  const TimeNs in = t - base;
+  for (const auto& [at, pods] : points_) {
+    if (at > in) return base + at;
+  }
+  return period_ > 0 && !points_.empty() ? base + period_ + points_.front().first : kTimeLimit;
+}
+
 }  // namespace fleetsim

@@ -23,6 +23,8 @@ class PodSchedule {
 
   bool empty() const { return points_.empty(); }
   std::int32_t at(TimeNs t) const;
+  // The first step after `t` (kTimeLimit when none comes).
+  TimeNs next_step(TimeNs t) const;
 
  private:
   std::vector<std::pair<TimeNs, std::int32_t>> points_;  // increasing times

@@ -17,6 +17,9 @@ TEST(PodSchedule, StepsFromEachPointToTheNext) {
   EXPECT_EQ(s.at(sec_to_ns(3000)), 8);
   EXPECT_EQ(s.at(sec_to_ns(6000)), 1);
   EXPECT_EQ(s.at(sec_to_ns(1e6)), 1);
+  EXPECT_EQ(s.next_step(0), sec_to_ns(60));
+  EXPECT_EQ(s.next_step(sec_to_ns(3000)), sec_to_ns(6000));
+  EXPECT_EQ(s.next_step(sec_to_ns(6000)), kTimeLimit);
   EXPECT_TRUE(PodSchedule().empty());
   EXPECT_EQ(PodSchedule().at(sec_to_ns(5)), 0);
 }
@@ -28,6 +31,7 @@ TEST(PodSchedule, APeriodRepeatsTheDay) {
   EXPECT_EQ(s.at(sec_to_ns(70000)), 2);
   EXPECT_EQ(s.at(sec_to_ns(86400 + 3600)), 2);  // the next night: the evening's step holds
   EXPECT_EQ(s.at(sec_to_ns(86400 + 30000)), 6);
+  EXPECT_EQ(s.next_step(sec_to_ns(70000)), sec_to_ns(86400 + 28800));
 }
 
 std::string error_of(const std::string& text, double period = 0) {

@@ -89,3 +89,24 @@ def test_pair_plan_matches_the_cli(source_dir, cli):
     assert json.loads(out) == r
     with pytest.raises(ValueError, match="a list of two pools' paths"):
         fleetsim.plan(path, sets, pods_path=pools[:1])
+
+
+def test_window_plan_matches_the_cli(source_dir, cli):
+    path = source_dir / "scenarios" / "scale-to-zero.yaml"
+    sets = {"arms": "[{name: lo, policy: least_outstanding}]"}
+    r = fleetsim.plan(path, sets, max_pods=4, window_s=600)
+    (arm,) = r["arms"]
+    # The pause's windows want no pod, and the schedule wakes the pool before traffic returns.
+    assert [w["pods_needed"] for w in arm["windows"]] == [1, 1, 0, 0, 0, 0, 1, 1]
+    assert arm["schedule"] == "0:1, 1200:0, 3435:1"
+    assert arm["check"]["slo_attainment_pct"] == 100.0
+    assert arm["check"]["pod_hours"] < arm["check"]["static_peak_pod_hours"]
+    args = [str(cli), "plan", str(path), "--max-pods", "4", "--window", "600", "--format", "json",
+            "--set", f"arms={sets['arms']}"]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    assert r.pop("report").startswith("plan scale-to-zero: fewest fleet.pods per 600 s window")
+    assert json.loads(out) == r
+    with pytest.raises(ValueError, match="window_s plans one pod count"):
+        fleetsim.plan(path, sets, window_s=600, pods_path=["fleet.pods", "fleet.pods"])
+    with pytest.raises(fleetsim.ScenarioError, match="--window: expected seconds"):
+        fleetsim.plan(path, sets, window_s=-5)
