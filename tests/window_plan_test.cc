@@ -103,6 +103,8 @@ TEST_F(WindowPlan, RefusalsNameWhatToFix) {
   };
   EXPECT_NE(error_of(scenario(), {}, 0).find("--window: expected seconds in (0, 1e9]"),
             std::string::npos);
+  EXPECT_NE(error_of(scenario(), {}, 0.01).find("--window 0.01: the workload spans"),
+            std::string::npos);
   EXPECT_NE(error_of(scenario(""), {}, 100).find("the plan needs an slo section"),
             std::string::npos);
   const std::string pooled =

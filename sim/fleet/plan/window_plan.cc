@@ -36,23 +36,26 @@ struct WindowCounts {
   }
 };
 
-// The arm's own HPA replaced, so the fleet is what the runs set it to.
-std::string arm_autoscaling(const std::string& arm, const std::string& yaml_map) {
-  return "arms." + arm + ".autoscaling=" + yaml_map;
+// The arm's own HPA replaced, so the fleet is what the runs set it to. By index: a name may hold
+// a dot.
+std::string arm_autoscaling(size_t arm, const std::string& yaml_map) {
+  return "arms." + std::to_string(arm) + ".autoscaling=" + yaml_map;
 }
+
+// More windows than a day of minutes is a typo (and a run per window to trim them).
+constexpr size_t kMaxWindows = 1440;
 
 // Runs the arm on static fleets, memoised by pod count, over every seed.
 class StaticRuns {
  public:
-  StaticRuns(const std::string& path, const PlanOptions& o, size_t arm, std::string name,
-             TimeNs window)
-      : path_(path), o_(o), arm_(arm), name_(std::move(name)), window_(window) {}
+  StaticRuns(const std::string& path, const PlanOptions& o, size_t arm, TimeNs window)
+      : path_(path), o_(o), arm_(arm), window_(window) {}
 
   const WindowCounts& at(int pods) {
     if (const auto it = runs_.find(pods); it != runs_.end()) return it->second;
     std::vector<std::string> sets = o_.overrides;
     sets.push_back("fleet.pods=" + std::to_string(pods));
-    sets.push_back(arm_autoscaling(name_, "{metric: none, schedule: ''}"));
+    sets.push_back(arm_autoscaling(arm_, "{metric: none, schedule: ''}"));
     Scenario s = load_scenario(path_, sets);
     const std::uint64_t base = s.seed;
     WindowCounts c;
@@ -84,7 +87,6 @@ class StaticRuns {
   std::string path_;
   const PlanOptions& o_;
   size_t arm_;
-  std::string name_;
   TimeNs window_;
   std::map<int, WindowCounts> runs_;
 };
@@ -136,12 +138,12 @@ class ScheduledRuns {
  public:
   // to_zero: windows without requests want no pod, and the pool may scale to zero where the
   // gateway holds requests for a pod to come (gateway.hold_for_endpoints_s), as KEDA's does.
-  ScheduledRuns(const std::string& path, const PlanOptions& o, size_t arm, std::string name,
-                double window_s, bool to_zero)
-      : path_(path), o_(o), arm_(arm), name_(std::move(name)), window_s_(window_s) {
+  ScheduledRuns(const std::string& path, const PlanOptions& o, size_t arm, double window_s,
+                bool to_zero)
+      : path_(path), o_(o), arm_(arm), window_s_(window_s) {
     // The arm's HPA settings (the scenario's provisioning and load times) under a placeholder.
     std::vector<std::string> sets = o.overrides;
-    sets.push_back(arm_autoscaling(name_, "{metric: none, min_pods: 1, schedule: '0:1'}"));
+    sets.push_back(arm_autoscaling(arm_, "{metric: none, min_pods: 1, schedule: '0:1'}"));
     const Scenario probe = load_scenario(path, sets);
     if (probe.arms[arm].autoscaling.empty()) throw InternalError("a schedule without its HPA");
     const Params& hpa = probe.arms[arm].autoscaling.front().params;
@@ -159,9 +161,9 @@ class ScheduledRuns {
     const int peak = *std::max_element(pods.begin(), pods.end());
     std::vector<std::string> sets = o_.overrides;
     sets.push_back("fleet.pods=" + std::to_string(std::max(1, pods.front())));
-    sets.push_back(arm_autoscaling(name_, "{metric: none, min_pods: " + std::to_string(min_pods_) +
-                                              ", max_pods: " + std::to_string(std::max(1, peak)) +
-                                              ", schedule: '" + out.schedule + "'}"));
+    sets.push_back(arm_autoscaling(arm_, "{metric: none, min_pods: " + std::to_string(min_pods_) +
+                                             ", max_pods: " + std::to_string(std::max(1, peak)) +
+                                             ", schedule: '" + out.schedule + "'}"));
     Scenario s = load_scenario(path_, sets);
     const std::uint64_t base = s.seed;
     ScheduleCheck& check = out.check;
@@ -193,7 +195,6 @@ class ScheduledRuns {
   std::string path_;
   const PlanOptions& o_;
   size_t arm_;
-  std::string name_;
   double window_s_;
   double lead_s_ = 0;
   int min_pods_ = 1;
@@ -212,7 +213,7 @@ bool no_worse(const WindowCounts& trial, const WindowCounts& before, size_t wind
 ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm,
                        const std::string& name, double window_s) {
   const TimeNs window = sec_to_ns(window_s);
-  StaticRuns runs(path, o, arm, name, window);
+  StaticRuns runs(path, o, arm, window);
   // Doubling until every window meets the target (or max_pods), then each window's bisection
   // inside the bracket; the runs are shared by all windows.
   int hit = 1;
@@ -226,6 +227,11 @@ ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm
   ArmWindowPlan plan;
   plan.arm = name;
   const size_t n = runs.windows();
+  if (n > kMaxWindows) {
+    throw ScenarioError("--window " + number(window_s) + ": the workload spans " +
+                        std::to_string(n) + " windows of it; at most " +
+                        std::to_string(kMaxWindows) + " (a longer window)");
+  }
   for (size_t w = 0; w < n; ++w) {
     PlanWindow pw;
     pw.start_s = static_cast<double>(w) * window_s;
@@ -263,7 +269,7 @@ ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm
   // suffers for it.
   const bool idle_window = std::any_of(plan.windows.begin(), plan.windows.end(),
                                        [](const PlanWindow& w) { return *w.pods_needed == 0; });
-  ScheduledRuns scheduled(path, o, arm, name, window_s, idle_window);
+  ScheduledRuns scheduled(path, o, arm, window_s, idle_window);
   plan.lead_s = scheduled.lead_s();
   std::vector<int> pods;
   for (const PlanWindow& w : plan.windows) pods.push_back(*w.pods_needed);
