@@ -285,4 +285,5 @@ def plan(
     pods_path: str | Sequence[str] = "fleet.pods",
     seeds: int = 1,
     threads: int = 0,
+    window_s: float | None = None,
 ) -> dict[str, Any]: ...
