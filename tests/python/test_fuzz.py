@@ -194,6 +194,9 @@ def rich_scenario(rng: random.Random, name: str) -> dict:
     if rng.random() < 0.4:
         scaling = random_params(rng, fleetsim.section_params("autoscaling"), 5)
         scaling.setdefault("metric", rng.choice(["running", "waiting", "request_rate"]))
+        if rng.random() < 0.3:  # KEDA's cron scaler, alone or beside the metric
+            scaling["schedule"] = (f"0:{rng.randint(0, 2)}, {rng.randint(5, 30)}:"
+                                   f"{rng.randint(1, 3)}")
         if "pools" in doc["fleet"]:
             scaling["pool"] = rng.choice(doc["fleet"]["pools"])["name"]
         doc["autoscaling"] = scaling
