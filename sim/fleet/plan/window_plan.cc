@@ -384,7 +384,9 @@ void write_window_plan_report(std::ostream& os, const WindowPlanResult& r) {
       os << "\n";
     }
     if (!a.check) {
-      os << "  no schedule: a window is not met up to " << r.max_pods << " pods\n";
+      os << (a.windows.empty() ? std::string("  no schedule: no measured request arrived\n")
+                               : "  no schedule: a window is not met up to " +
+                                     std::to_string(r.max_pods) + " pods\n");
       continue;
     }
     os << std::setprecision(0) << "  schedule (rises " << a.lead_s
