@@ -1,5 +1,6 @@
 #include "sim/errors.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace fleetsim {
@@ -22,6 +23,13 @@ std::vector<std::string> split_trimmed(const std::string& text, char sep) {
                                          : part.substr(b, part.find_last_not_of(" \t\n") - b + 1));
   }
   return out;
+}
+
+bool parse_finite(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  std::istringstream is(text);
+  is >> out;
+  return !is.fail() && is.eof() && std::isfinite(out);
 }
 
 UnknownNameError::UnknownNameError(const std::string& kind, const std::string& name,

@@ -66,5 +66,7 @@ std::string join(const std::vector<std::string>& items, const std::string& sep);
 // The items of a `sep`-separated list, each trimmed of blanks; empty items are kept (a caller
 // that refuses them can name them).
 std::vector<std::string> split_trimmed(const std::string& text, char sep);
+// Whether `text` is one finite number and nothing else (the items of split_trimmed lists).
+bool parse_finite(const std::string& text, double& out);
 
 }  // namespace fleetsim

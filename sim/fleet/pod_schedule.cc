@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <sstream>
 
 #include "sim/errors.h"
@@ -14,9 +13,7 @@ namespace {
 constexpr double kMaxTimeS = 1e9;
 
 bool parse_time(const std::string& s, double& out) {
-  std::istringstream is(s);
-  is >> out;
-  return !s.empty() && !is.fail() && is.eof() && std::isfinite(out) && out >= 0 && out <= kMaxTimeS;
+  return parse_finite(s, out) && out >= 0 && out <= kMaxTimeS;
 }
 
 bool parse_pods(const std::string& s, std::int64_t& out) {

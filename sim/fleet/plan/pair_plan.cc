@@ -157,7 +157,7 @@ PairPlanResult run_pair_plan(const std::string& path, const PlanOptions& o,
   r.paths = paths;
   r.target_pct = o.target_pct;
   r.max_pods = o.max_pods;
-  for (int i = 0; i < o.seeds; ++i) r.seeds.push_back(base.seed + static_cast<std::uint64_t>(i));
+  r.seeds = plan_seeds(base.seed, o.seeds);
   r.arms.resize(base.arms.size());
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
     r.arms[a] = search(path, o, a, base.arms[a].name, paths);

@@ -37,24 +37,34 @@ void check_plan_options(const Scenario& s, const PlanOptions& o, const std::stri
   }
 }
 
+std::vector<std::uint64_t> plan_seeds(std::uint64_t base, int seeds) {
+  std::vector<std::uint64_t> out;
+  for (int i = 0; i < seeds; ++i) out.push_back(base + static_cast<std::uint64_t>(i));
+  return out;
+}
+
+void run_over_seeds(Scenario s, size_t arm, int seeds,
+                    const std::function<void(const ArmResult&)>& each) {
+  const ArmSpec spec = s.arms[arm];
+  for (const std::uint64_t seed : plan_seeds(s.seed, seeds)) {
+    s.seed = seed;
+    each(run_arm(s, spec));
+  }
+}
+
 PlanPoint evaluate_plan_point(const std::string& path, const PlanOptions& o, size_t arm,
                               const std::vector<std::string>& counts) {
   std::vector<std::string> sets = o.overrides;
   sets.insert(sets.end(), counts.begin(), counts.end());
-  Scenario s = load_scenario(path, sets);
-  const ArmSpec spec = s.arms[arm];
-  const std::uint64_t base = s.seed;
   PlanPoint p;
-  for (int i = 0; i < o.seeds; ++i) {
-    s.seed = base + static_cast<std::uint64_t>(i);
-    const ArmResult a = run_arm(s, spec);
+  run_over_seeds(load_scenario(path, sets), arm, o.seeds, [&](const ArmResult& a) {
     const ArmSummary& sum = a.summary;
     p.attainment_pct += sum.goodput ? 100.0 * sum.goodput->attainment : 0.0;
     p.goodput_req_s += sum.goodput ? sum.goodput->goodput_req_s : 0.0;
     p.throughput_req_s += sum.throughput_req_s;
     p.ttft_p95_ms += sum.ttft_ms.p95;
     p.tpot_p50_ms += sum.tpot_ms.p50;
-  }
+  });
   const double n = o.seeds;
   p.attainment_pct /= n;
   p.goodput_req_s /= n;
@@ -157,7 +167,7 @@ PlanResult run_plan(const std::string& path, const PlanOptions& o) {
   r.path = o.path;
   r.target_pct = o.target_pct;
   r.max_pods = o.max_pods;
-  for (int i = 0; i < o.seeds; ++i) r.seeds.push_back(base.seed + static_cast<std::uint64_t>(i));
+  r.seeds = plan_seeds(base.seed, o.seeds);
   r.arms.resize(base.arms.size());
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
     r.arms[a] = search(path, o, a, base.arms[a].name);

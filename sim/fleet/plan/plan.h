@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -60,6 +61,12 @@ PlanResult run_plan(const std::string& scenario_path, const PlanOptions& options
 nlohmann::json plan_json(const PlanResult& r);
 
 struct Scenario;
+struct ArmResult;
+// The seeds every point of a plan is judged over: the scenario's and the next seeds - 1.
+std::vector<std::uint64_t> plan_seeds(std::uint64_t base, int seeds);
+// Runs arm `arm` of `s` once per plan seed, handing each result to `each`.
+void run_over_seeds(Scenario s, size_t arm, int seeds,
+                    const std::function<void(const ArmResult&)>& each);
 // Shared with the two-count search (pair_plan.h): the checks of the options against the scenario
 // (`o.path` among them), and one point's figures, the mean over o.seeds runs of arm `arm` with
 // `counts` ("PATH=N") set over o.overrides.

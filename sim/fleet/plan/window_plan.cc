@@ -56,13 +56,10 @@ class StaticRuns {
     std::vector<std::string> sets = o_.overrides;
     sets.push_back("fleet.pods=" + std::to_string(pods));
     sets.push_back(arm_autoscaling(arm_, "{metric: none, schedule: ''}"));
-    Scenario s = load_scenario(path_, sets);
-    const std::uint64_t base = s.seed;
+    const Scenario s = load_scenario(path_, sets);
     WindowCounts c;
-    for (int i = 0; i < o_.seeds; ++i) {
-      s.seed = base + static_cast<std::uint64_t>(i);
-      c.add(run_arm(s, s.arms[arm_]).records, s.slo, window_);
-    }
+    run_over_seeds(s, arm_, o_.seeds,
+                   [&](const ArmResult& a) { c.add(a.records, s.slo, window_); });
     return runs_.emplace(pods, std::move(c)).first->second;
   }
   bool meets(int pods, size_t w) { return at(pods).pct(w) >= o_.target_pct - 1e-9; }
@@ -164,19 +161,16 @@ class ScheduledRuns {
     sets.push_back(arm_autoscaling(arm_, "{metric: none, min_pods: " + std::to_string(min_pods_) +
                                              ", max_pods: " + std::to_string(std::max(1, peak)) +
                                              ", schedule: '" + out.schedule + "'}"));
-    Scenario s = load_scenario(path_, sets);
-    const std::uint64_t base = s.seed;
+    const Scenario s = load_scenario(path_, sets);
     ScheduleCheck& check = out.check;
-    for (int i = 0; i < o_.seeds; ++i) {
-      s.seed = base + static_cast<std::uint64_t>(i);
-      const ArmResult a = run_arm(s, s.arms[arm_]);
+    run_over_seeds(s, arm_, o_.seeds, [&](const ArmResult& a) {
       out.counts.add(a.records, s.slo, sec_to_ns(window_s_));
       const PodTime& t = a.summary.autoscaling->fleet;
       check.pod_hours += t.pod_seconds / 3600.0;
       check.peak_pods += t.peak_pods;
       const double run_s = t.mean_pods > 0 ? t.pod_seconds / t.mean_pods : 0.0;
       check.static_pod_hours += peak * run_s / 3600.0;
-    }
+    });
     std::int64_t good = 0, total = 0;
     for (size_t w = 0; w < out.counts.total.size(); ++w) {
       good += out.counts.good[w];
@@ -323,7 +317,7 @@ WindowPlanResult run_window_plan(const std::string& path, const PlanOptions& o, 
   r.target_pct = o.target_pct;
   r.max_pods = o.max_pods;
   r.window_s = window_s;
-  for (int i = 0; i < o.seeds; ++i) r.seeds.push_back(base.seed + static_cast<std::uint64_t>(i));
+  r.seeds = plan_seeds(base.seed, o.seeds);
   r.arms.resize(base.arms.size());
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
     r.arms[a] = plan_arm(path, o, a, base.arms[a].name, window_s);

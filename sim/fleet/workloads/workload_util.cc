@@ -20,13 +20,6 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
 }
 
-bool parse_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  std::istringstream is(s);
-  is >> out;
-  return !is.fail() && is.eof() && std::isfinite(out);
-}
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The lowest positive arrival rate: one arrival every ~11.6 days. A mean gap of 1/rate must stay
@@ -53,7 +46,7 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
   for (const std::string& item : split_trimmed(text, ',')) {
     const auto parts = split_trimmed(item, ':');
     double t = 0, r = 0;
-    if (parts.size() != 2 || !parse_double(parts[0], t) || !parse_double(parts[1], r)) {
+    if (parts.size() != 2 || !parse_finite(parts[0], t) || !parse_finite(parts[1], r)) {
       fail("'" + item + "' is not time_s:rate");
     }
     if (t < 0 || r < 0) fail("negative time or rate '" + item + "'");
@@ -225,7 +218,7 @@ CategoricalMix CategoricalMix::parse(const std::string& text, const std::string&
     double w = 0;
     const std::string name = colon == std::string::npos ? item : trim(item.substr(0, colon));
     if (colon == std::string::npos || name.empty() ||
-        !parse_double(trim(item.substr(colon + 1)), w) || w <= 0) {
+        !parse_finite(trim(item.substr(colon + 1)), w) || w <= 0) {
       throw ScenarioError(field + ": '" + item + "' in '" + text +
                           "' is not name:weight with a positive weight; expected e.g. "
                           "'small:0.7, big:0.3'");
