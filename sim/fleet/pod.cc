@@ -174,6 +174,7 @@ void Pod::start_step() {
     return;
   }
   busy_ = true;
+  step_start_ = loop_.now();
   TimeNs dt = cost_->step_time(current_.batch);
   if (config_.engine.num_speculative_tokens > 0) {
     // Every request that samples this step gets its drafts for the next one.
@@ -186,14 +187,27 @@ void Pod::start_step() {
     }
     dt += config_.draft.time(sampling, context, config_.engine.num_speculative_tokens);
   }
-  if (config_.engine.async_scheduling) dt = overlapped_step_time(dt, cost_->host_overhead());
   if (share_) {
-    dt *= 1 + share_->busy;  // time-sliced with the co-located pods running now
-    ++share_->busy;
+    start_shared_step(dt);
+    return;
   }
+  if (config_.engine.async_scheduling) dt = overlapped_step_time(dt, cost_->host_overhead());
   if (slowdown_ != 1.0) dt = scale_ns(dt, slowdown_);
-  observer_.on_step(index_, current_, loop_.now(), dt);
   step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
+}
+
+void Pod::start_shared_step(TimeNs dt) {
+  // Only the GPU's part is time-sliced: the host's part (scheduling, input preparation,
+  // sampling) runs on the pod's own CPU, leaving the GPU to its neighbours meanwhile.
+  const TimeNs host_solo = std::min(cost_->host_overhead(), dt);
+  const TimeNs host = scale_ns(host_solo, slowdown_);
+  gpu_job_ = share_->start(scale_ns(dt - host_solo, slowdown_), [this, host] {
+    gpu_job_ = 0;
+    // With async scheduling the host's part overlapped the GPU's (overlapped_step_time).
+    const TimeNs end = config_.engine.async_scheduling ? std::max(loop_.now(), step_start_ + host)
+                                                       : loop_.now() + host;
+    step_event_ = loop_.schedule_at(end, [this] { end_step(); });
+  });
 }
 
 void Pod::publish_kv_events() {
@@ -202,7 +216,7 @@ void Pod::publish_kv_events() {
 }
 
 void Pod::end_step() {
-  if (share_) --share_->busy;
+  observer_.on_step(index_, current_, step_start_, loop_.now() - step_start_);
   const StepOutcome out = engine_->finish_step(current_);
   // Blocks were stored when this step was scheduled; vLLM publishes them once per step.
   if (publish_events_ && !events_.empty()) {
@@ -254,7 +268,11 @@ void Pod::crash(PodHealth after) {
   ++epoch_;
   in_api_stage_ = 0;
   health_ = after;
-  if (busy_ && loop_.cancel(step_event_) && share_) --share_->busy;
+  if (busy_) {
+    if (gpu_job_ != 0) share_->cancel(gpu_job_);
+    loop_.cancel(step_event_);
+  }
+  gpu_job_ = 0;
   busy_ = false;
   current_ = StepPlan{};
   std::vector<RequestPtr> lost = engine_->abort_all();

@@ -14,6 +14,7 @@
 #include "models/engine.h"
 #include "models/spec_decode.h"
 #include "sim/event_loop.h"
+#include "sim/fleet/gpu_share.h"
 #include "sim/fleet/observer.h"
 
 namespace fleetsim {
@@ -67,19 +68,13 @@ class PodListener {
   virtual void on_pod_kv_read(const RequestPtr& r, int decode_pod) = 0;
 };
 
-// Co-located pods on one GPU time-slice it (separate CUDA contexts without MPS): while k of
-// them run steps, each step takes about k times its solo duration. Contention is read when a
-// step starts.
-struct GpuShare {
-  int busy = 0;
-};
-
 class Pod {
  public:
   Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
       std::shared_ptr<const CostModel> cost, FleetObserver& observer);
   // The gateway that relays this pod's answers; set before the first request arrives.
   void set_listener(PodListener* listener) { listener_ = listener; }
+  // Co-located on a GPU with other pods, which time-slice it (gpu_share.h).
   void set_gpu_share(std::shared_ptr<GpuShare> share) { share_ = std::move(share); }
   // Publish KV events (vLLM --kv-events-config) after every engine step.
   void publish_kv_events();
@@ -133,6 +128,8 @@ class Pod {
  private:
   void enqueue(RequestPtr r, std::uint64_t epoch);
   void start_step();
+  // A step of `dt` solo on a GPU shared with co-located pods: its GPU part waits for its turns.
+  void start_shared_step(TimeNs dt);
   void end_step();
   // A draining pod with nothing left exits.
   void stop_if_drained();
@@ -154,6 +151,8 @@ class Pod {
   EngineCounters retired_;  // counters of processes that crashed
   StepPlan current_;
   EventId step_event_;
+  TimeNs step_start_ = 0;
+  GpuShare::JobId gpu_job_ = 0;  // the running step's GPU work on a shared GPU, until served
   bool busy_ = false;
   PodHealth health_ = PodHealth::kUp;
   double slowdown_ = 1.0;

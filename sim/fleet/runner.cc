@@ -419,7 +419,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
       pod_pools.push_back(static_cast<std::int32_t>(p));
       if (pool_specs[p].pods_per_gpu > 1) {
         auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
-        if (!share) share = std::make_shared<GpuShare>();
+        if (!share) share = std::make_shared<GpuShare>(loop);
         pods.back()->set_gpu_share(share);
       }
     }
