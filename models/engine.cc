@@ -62,12 +62,26 @@ std::int32_t Engine::accepted_drafts(std::int32_t drafts) {
   return accepted;
 }
 
+// A read from a prefill pod whose end the network has not reported yet.
+constexpr TimeNs kReadUnderWay = kTimeLimit;
+
 std::optional<TimeNs> Engine::next_load_done() const {
   std::optional<TimeNs> first;
   for (const auto& s : loading_) {
+    if (s->load_done == kReadUnderWay) continue;
     if (!first || s->load_done < *first) first = s->load_done;
   }
   return first;
+}
+
+bool Engine::remote_read_done(const Request& request, TimeNs now) {
+  for (const auto& s : loading_) {
+    if (s->request.get() == &request && s->load_done == kReadUnderWay) {
+      s->load_done = now;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Engine::start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t blocks, TimeNs now,
@@ -93,8 +107,7 @@ bool Engine::start_load(Sequence& s, std::int32_t cached_blocks, std::int32_t bl
 
 // vLLM's NixlConnector reads every prompt token past the local hit, the partial last block
 // too (get_num_new_matched_tokens); the last token is computed here to sample from.
-bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs now,
-                               StepPlan& plan) {
+bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, StepPlan& plan) {
   const std::int32_t prompt_blocks = (s.num_tokens() + config_.block_size - 1) / config_.block_size;
   const std::int32_t blocks = prompt_blocks - cached_blocks;
   if (!cache_.allocate(s.request->id, hashes_of(s), cached_blocks, s.num_tokens(),
@@ -105,19 +118,8 @@ bool Engine::start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs n
   plan.admitted.push_back(&s);
   s.num_computed = s.cached_tokens;
   s.loading_blocks = blocks;
-  // Saturated: a link slowed a millionfold must not wrap the clock around.
-  const double transfer = static_cast<double>(blocks) * static_cast<double>(s.remote_ns_per_block);
-  const TimeNs read = saturated_ns(static_cast<double>(s.remote_latency) + transfer);
-  s.load_done = std::min(kTimeLimit, std::max(now, network_free_) + read);
-  network_free_ = s.load_done;
-  if (s.remote_source_free != nullptr) {
-    // The prefill pod's link carries its share of every read asked of it, one after another;
-    // a read ends when both ends have carried it.
-    TimeNs& source = *s.remote_source_free;
-    source = std::min(kTimeLimit,
-                      std::max(now, source) + saturated_ns(transfer * s.remote_source_share));
-    s.load_done = std::max(s.load_done, source);
-  }
+  s.load_done = kReadUnderWay;
+  plan.remote_reads.push_back(&s);
   loading_.push_back(std::move(waiting_.front()));
   waiting_.pop_front();
   return true;
@@ -181,7 +183,7 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   seq->remote_ns_per_block = remote.ns_per_block;
   seq->remote_latency = remote.latency;
   seq->remote_load_fails = remote.fails;
-  seq->remote_source_free = remote.source_link_free;
+  seq->remote_source = remote.source;
   seq->remote_source_share = remote.source_share;
   waiting_.push_back(std::move(seq));
 }
@@ -256,7 +258,7 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now) 
     }
     if (s.remote_ns_per_block > 0 && s.cached_tokens < 0) {
       // Computed by a prefill pod: read, not computed (once: a preempted request recomputes).
-      if (!start_remote_load(s, cached_blocks, now, plan)) break;  // head-of-line
+      if (!start_remote_load(s, cached_blocks, plan)) break;  // head-of-line
       continue;
     }
     if (host_) {

@@ -28,15 +28,17 @@ namespace fleetsim {
 enum class PrefixCountingMode { kPerRequest, kPerLookup };
 
 // Where a request's prompt KV comes from when another pod computed it (a prefill pod, vLLM's
-// NixlConnector): the network's time per block into this pod and a fixed latency per request.
+// NixlConnector): the network's time per block into this pod, alone on both links, and a fixed
+// latency per request. The engine does not time the read: the fleet's network does, sharing
+// the links with the other reads (sim/fleet/kv_network.h), and says when it ended
+// (Engine::remote_read_done).
 struct RemoteKv {
   TimeNs ns_per_block = 0;
   TimeNs latency = 0;
   bool fails = false;  // the read fails when it would have ended (a KV link down)
-  // When the prefill pod's link (its NICs together) has sent what it was asked for, shared by
-  // every decode pod reading from it (nullptr: it only ever sends this read), and the fraction
-  // of that link this read keeps busy (a TP 1 reader of a TP 4 prefill pod: a quarter).
-  TimeNs* source_link_free = nullptr;
+  // The prefill pod read from (-1: none known) and the fraction of its link (its NICs together)
+  // this read keeps busy at full speed (a TP 1 reader of a TP 4 prefill pod: a quarter).
+  int source = -1;
   double source_share = 1.0;
 };
 
@@ -87,7 +89,7 @@ struct Sequence {
   TimeNs remote_ns_per_block = 0;
   TimeNs remote_latency = 0;
   bool remote_load_fails = false;
-  TimeNs* remote_source_free = nullptr;
+  int remote_source = -1;
   double remote_source_share = 1.0;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
   std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
@@ -107,6 +109,9 @@ struct StepPlan {
   // Requests whose KV read failed under kv_load_failure_policy fail: out of the engine, their
   // blocks freed, for the pod to answer with an error.
   std::vector<RequestPtr> load_failed;
+  // Admitted this step to read their prompt's KV from a prefill pod: the pod starts each read
+  // on the network and reports its end (Engine::remote_read_done).
+  std::vector<Sequence*> remote_reads;
   std::int32_t num_tokens = 0;
   std::int32_t num_prefill_seqs = 0;
   std::int32_t num_decode_seqs = 0;
@@ -175,9 +180,13 @@ class Engine {
   std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
   // Admitted requests waiting for their prefix to load from the host tier.
   std::int32_t num_loading() const { return static_cast<std::int32_t>(loading_.size()); }
-  // When the first of those loads ends; nullopt when none is under way. A pod with nothing else
-  // to run plans its next step then.
+  // When the first of the host-tier loads ends; nullopt when none is under way. A pod with
+  // nothing else to run plans its next step then. (Reads from prefill pods end when the network
+  // says: remote_read_done.)
   std::optional<TimeNs> next_load_done() const;
+  // The read of `request`'s prompt from a prefill pod ended (or failed, for a read that fails)
+  // at `now`; false when no such read is under way (the request is gone).
+  bool remote_read_done(const Request& request, TimeNs now);
   const EngineCounters& counters() const { return counters_; }
   const KvBlockCache& cache() const { return cache_; }
   void set_kv_event_log(std::vector<KvEvent>* log) { cache_.set_event_log(log); }
@@ -192,7 +201,7 @@ class Engine {
                   StepPlan& plan);
   // Admits `s` to read the rest of its prompt from a prefill pod; false when the GPU has no
   // room for its prompt.
-  bool start_remote_load(Sequence& s, std::int32_t cached_blocks, TimeNs now, StepPlan& plan);
+  bool start_remote_load(Sequence& s, std::int32_t cached_blocks, StepPlan& plan);
   void finish_loads(TimeNs now, StepPlan& plan);
   void offer_to_host(Sequence& s);
   // Drafts of `drafts` tokens the target accepts: each in turn with probability
@@ -205,7 +214,6 @@ class Engine {
   KvBlockCache cache_;
   std::unique_ptr<HostKvTier> host_;  // null without KV offloading
   TimeNs link_free_ = 0;              // the host link carries one load at a time
-  TimeNs network_free_ = 0;           // so does the network link KV arrives by from prefill pods
   std::deque<std::shared_ptr<Sequence>> waiting_;
   std::vector<std::shared_ptr<Sequence>> running_;
   std::vector<std::shared_ptr<Sequence>> loading_;

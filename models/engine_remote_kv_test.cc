@@ -29,15 +29,21 @@ EngineConfig config() {
 
 TEST(EngineRemoteKv, APromptFromAPrefillPodIsReadThenOnlyItsLastTokenComputed) {
   Engine e(config(), 64);
-  // 100 tokens: 7 blocks, the last one partial, read at 1 us a block after a 50 us latency.
-  e.add(make_request(1, 111, 100, 3), 0, RemoteKv{1000, 50000});
+  // 100 tokens: 7 blocks, the last one partial.
+  const RequestPtr r = make_request(1, 111, 100, 3);
+  e.add(r, 0, RemoteKv{1000, 50000});
   StepPlan p = e.plan_step(0);
   EXPECT_TRUE(p.empty());  // admitted, reading: nothing to compute yet
   ASSERT_EQ(p.admitted.size(), 1u);
   EXPECT_EQ(p.admitted[0]->cached_tokens, 0);
-  ASSERT_EQ(e.next_load_done(), TimeNs{50000 + 7 * 1000});
-  EXPECT_TRUE(e.plan_step(56999).empty());
-  p = e.plan_step(57000);
+  // The read is handed to the pod, which times it on the network (sim/fleet/kv_network.h).
+  ASSERT_EQ(p.remote_reads.size(), 1u);
+  EXPECT_EQ(p.remote_reads[0]->loading_blocks, 7);
+  EXPECT_FALSE(e.next_load_done().has_value());
+  EXPECT_TRUE(e.plan_step(1'000'000).empty());  // not read until the network says so
+  EXPECT_TRUE(e.remote_read_done(*r, 1'000'000));
+  EXPECT_FALSE(e.remote_read_done(*r, 1'000'000));  // once
+  p = e.plan_step(1'000'000);
   ASSERT_EQ(p.scheduled.size(), 1u);
   EXPECT_EQ(p.scheduled[0].new_tokens, 1);  // the last prompt token, to sample from
   EXPECT_EQ(p.scheduled[0].context_tokens, 99);
@@ -49,7 +55,7 @@ TEST(EngineRemoteKv, APromptFromAPrefillPodIsReadThenOnlyItsLastTokenComputed) {
   EXPECT_EQ(e.cache().lookup(*make_request(2, 111, 100, 1)->block_hashes, 100), 6);
 }
 
-TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgainAndReadsQueueOnItsLink) {
+TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgain) {
   Engine e(config(), 64);
   e.add(make_request(1, 111, 64, 1), 0);  // 4 blocks computed here first
   for (StepPlan p = e.plan_step(0); !p.empty(); p = e.plan_step(0)) e.finish_step(p);
@@ -59,45 +65,20 @@ TEST(EngineRemoteKv, WhatTheDecodePodHoldsIsNotReadAgainAndReadsQueueOnItsLink) 
   longer->prompt_tokens = 100;
   compute_block_hashes(*longer, kBlock);
   e.add(longer, 0, RemoteKv{1000, 0});
-  e.add(make_request(3, 333, 32, 1), 0, RemoteKv{1000, 0});  // 2 blocks, after those 3
+  const RequestPtr other = make_request(3, 333, 32, 1);
+  e.add(other, 0, RemoteKv{1000, 0});  // 2 blocks
   const StepPlan p = e.plan_step(0);
   ASSERT_EQ(p.admitted.size(), 2u);
   EXPECT_EQ(p.admitted[0]->cached_tokens, 64);
-  EXPECT_EQ(e.next_load_done(), TimeNs{3000});
+  ASSERT_EQ(p.remote_reads.size(), 2u);
+  EXPECT_EQ(p.remote_reads[0]->loading_blocks, 3);
+  EXPECT_EQ(p.remote_reads[1]->loading_blocks, 2);
   EXPECT_EQ(e.counters().prefix_cache_hits, 64);
-  e.plan_step(3000);  // the first read ends; the second ends 2 us later
-  EXPECT_EQ(e.next_load_done(), TimeNs{5000});
-}
-
-// Two decode pods reading from one prefill pod at once: its link sends one read after the other.
-TEST(EngineRemoteKv, ReadsFromOnePrefillPodQueueOnItsLink) {
-  Engine a(config(), 64);
-  Engine b(config(), 64);
-  TimeNs prefill_link = 0;
-  a.add(make_request(1, 111, 100, 1), 0, RemoteKv{1000, 0, false, &prefill_link});  // 7 blocks
-  b.add(make_request(2, 222, 48, 1), 0, RemoteKv{1000, 0, false, &prefill_link});   // 3 blocks
-  a.plan_step(0);
-  b.plan_step(0);
-  EXPECT_EQ(a.next_load_done(), TimeNs{7000});
-  EXPECT_EQ(b.next_load_done(), TimeNs{10000});  // after a's read, though b's own link was free
-  EXPECT_EQ(prefill_link, TimeNs{10000});
-  // A TP 4 prefill pod's four NICs carry four TP 1 reads at once, each at its reader's pace.
-  TimeNs wide_link = 0;
-  std::vector<std::unique_ptr<Engine>> readers;
-  for (int i = 0; i < 5; ++i) {
-    readers.push_back(std::make_unique<Engine>(config(), 64));
-    readers.back()->add(make_request(10 + i, 500 + static_cast<std::uint64_t>(i), 64, 1), 0,
-                        RemoteKv{1000, 0, false, &wide_link, 0.25});  // 4 blocks each
-    readers.back()->plan_step(0);
-  }
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(readers[static_cast<size_t>(i)]->next_load_done(), 4000);
-  EXPECT_EQ(readers[4]->next_load_done(), TimeNs{5000});  // a fifth waits for a share
-  // A read from another prefill pod does not wait for this one.
-  TimeNs other_link = 0;
-  Engine c(config(), 64);
-  c.add(make_request(3, 333, 48, 1), 0, RemoteKv{1000, 0, false, &other_link});
-  c.plan_step(0);
-  EXPECT_EQ(c.next_load_done(), TimeNs{3000});
+  // Reads end in any order: the second one first.
+  EXPECT_TRUE(e.remote_read_done(*other, 2000));
+  const StepPlan q = e.plan_step(2000);
+  ASSERT_EQ(q.scheduled.size(), 1u);
+  EXPECT_EQ(q.scheduled[0].seq->request->id, 3);
 }
 
 // vLLM's prefill side keeps a finished prompt's blocks until the decode pod has read them.
@@ -136,10 +117,11 @@ TEST(EngineRemoteKv, AFinishedPrefillLegHoldsItsBlocksUntilReleased) {
 // from the pod's own hit on; fail ends the request with its blocks freed.
 TEST(EngineRemoteKv, AFailedReadIsComputedHereOrFailsTheRequest) {
   Engine e(config(), 64);
-  e.add(make_request(1, 111, 100, 2), 0, RemoteKv{1000, 0, true});
+  const RequestPtr r = make_request(1, 111, 100, 2);
+  e.add(r, 0, RemoteKv{1000, 0, true});
   StepPlan p = e.plan_step(0);
   EXPECT_TRUE(p.empty());
-  ASSERT_EQ(e.next_load_done(), TimeNs{7000});  // it fails when it would have ended
+  e.remote_read_done(*r, 7000);  // it fails when it would have ended
   p = e.plan_step(7000);
   ASSERT_EQ(p.scheduled.size(), 1u);
   EXPECT_EQ(p.scheduled[0].new_tokens, 100);  // the whole prompt, none of it read
@@ -150,15 +132,19 @@ TEST(EngineRemoteKv, AFailedReadIsComputedHereOrFailsTheRequest) {
   EngineConfig fail = config();
   fail.fail_on_kv_load_error = true;
   Engine f(fail, 64);
-  f.add(make_request(1, 111, 100, 2), 0, RemoteKv{1000, 0, true});
-  f.add(make_request(2, 222, 32, 2), 0, RemoteKv{1000, 0});  // read after it, succeeds
+  const RequestPtr bad = make_request(1, 111, 100, 2);
+  const RequestPtr good = make_request(2, 222, 32, 2);
+  f.add(bad, 0, RemoteKv{1000, 0, true});
+  f.add(good, 0, RemoteKv{1000, 0});
   EXPECT_TRUE(f.plan_step(0).empty());
   EXPECT_EQ(f.cache().num_free_blocks(), 64 - 7 - 2);
+  f.remote_read_done(*bad, 7000);
   p = f.plan_step(7000);
   ASSERT_EQ(p.load_failed.size(), 1u);
   EXPECT_EQ(p.load_failed[0]->id, 1);
   EXPECT_TRUE(p.empty());
   EXPECT_EQ(f.cache().num_free_blocks(), 64 - 2);
+  f.remote_read_done(*good, 9000);
   p = f.plan_step(9000);
   ASSERT_EQ(p.scheduled.size(), 1u);
   EXPECT_EQ(p.scheduled[0].seq->request->id, 2);

@@ -81,6 +81,38 @@ TEST(PdDisaggregation, TimeToFirstTokenIncludesReadingThePromptsKv) {
   EXPECT_NEAR(ttft("1") - ttft("50"), 1310.72 - 26.2144, 0.01);
 }
 
+// The client's stream begins with the decode pod's first token: the prefill pod's one token
+// and the read that follows it are part of the TTFT, not a gap between tokens.
+TEST(PdDisaggregation, TheReadIsNotAGapInTheStream) {
+  std::string yaml = pd_yaml("{}", kOpenLoop);
+  yaml.replace(yaml.find("  model:"), 0, "  server: {kv_transfer_gbs: 1}\n");
+  const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+  const ArmSummary a = run_arm(s, s.arms.front()).summary;
+  EXPECT_GT(a.ttft_ms.p50, 500);  // 2,000 to 6,000 tokens at 1 GB/s: 0.26 to 0.79 s a read
+  EXPECT_LT(a.max_itl_ms.p95, 5 * a.tpot_ms.p50);
+}
+
+// Two 10,000-token prompts computed at once on the two prefill pods are read into the one
+// decode pod together: its link carries both at half speed (sim/fleet/kv_network.h), so both
+// reads take ~2 x 1.31 s, where one after the other would end at ~1.31 and ~2.62 s.
+TEST(PdDisaggregation, ConcurrentReadsShareTheLink) {
+  const std::string two =
+      "{type: open_loop, rate: 1000, max_requests: 2, prompt_tokens: {dist: constant, value: "
+      "10000}, output_tokens: {dist: constant, value: 10}}";
+  std::string yaml = pd_yaml("{}", two);
+  yaml.replace(yaml.find("  model:"), 0, "  server: {kv_transfer_gbs: 1}\n");
+  const Scenario s = parse_scenario(yaml, "pd.yaml", {});
+  const ArmResult a = run_arm(s, s.arms.front());
+  ASSERT_EQ(a.records.size(), 2u);
+  for (const auto& r : a.records) {
+    EXPECT_NE(r.prefill_pod, -1);
+    const double ttft_s = ns_to_sec(r.first_token - r.arrival);
+    EXPECT_GT(ttft_s, 2.62) << "request " << r.id;
+    EXPECT_LT(ttft_s, 2.62 + 0.5) << "request " << r.id;
+  }
+  EXPECT_NE(a.records[0].prefill_pod, a.records[1].prefill_pod);
+}
+
 // Conversations on the decode pod: the first turn's 3,000-token prompt goes to a prefill pod;
 // later turns find their history in the decode pod's cache and add fewer than 1,000 tokens.
 TEST(PdDisaggregation, APromptTheDecodePodMostlyHoldsStaysThere) {

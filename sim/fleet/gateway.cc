@@ -448,9 +448,8 @@ void Gateway::on_pod_finished(const RequestPtr& r, int pod) {
     const std::int32_t tp = prefill.tensor_parallel_size();
     const bool link_down = prefill.kv_link_down();
     const double slowdown = prefill.kv_link_slowdown();
-    TimeNs* link = prefill.kv_out_link();
-    loop_.schedule_in(latency_to(pod), [this, r, decode, tp, link_down, slowdown, link] {
-      pods_[static_cast<size_t>(decode)]->prefill_done(r, tp, link_down, slowdown, link);
+    loop_.schedule_in(latency_to(pod), [this, r, pod, decode, tp, link_down, slowdown] {
+      pods_[static_cast<size_t>(decode)]->prefill_done(r, pod, tp, link_down, slowdown);
     });
     return;
   }

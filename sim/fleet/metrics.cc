@@ -60,6 +60,8 @@ void RecordCollector::on_step(int, const StepPlan& plan, TimeNs start, TimeNs du
   const TimeNs end = start + duration;
   for (const ScheduledSeq& s : plan.scheduled) {
     if (s.context_tokens + s.new_tokens < s.seq->num_tokens()) continue;  // a prefill chunk
+    // A prefill pod's one token never reaches the client: its stream begins on the decode pod.
+    if (s.seq->request->prefill_leg_for >= 0) continue;
     RequestRecord& rec = at(s.seq->request->id);
     if (rec.last_token >= 0) rec.max_itl = std::max(rec.max_itl, end - rec.last_token);
     rec.last_token = end;

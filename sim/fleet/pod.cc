@@ -112,8 +112,8 @@ RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
   return r;
 }
 
-void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
-                       double source_slowdown, TimeNs* source_link) {
+void Pod::prefill_done(const RequestPtr& leg, int source, std::int32_t prefill_tp,
+                       bool source_link_down, double source_slowdown) {
   RequestPtr r = take_awaiting_prefill(*leg);
   if (!r) return;
   const auto t = static_cast<size_t>(std::clamp(prefill_tp, 1, config_.tensor_parallel_size));
@@ -121,7 +121,7 @@ void Pod::prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool sour
       config_.kv_transfer_bytes.at(t) * static_cast<double>(config_.engine.block_size);
   const double slowdown = std::max(source_slowdown, kv_link_slowdown_);
   const RemoteKv remote{saturated_ns(block_bytes * slowdown / config_.kv_transfer_gbs),
-                        config_.kv_transfer_latency, source_link_down || kv_link_down_, source_link,
+                        config_.kv_transfer_latency, source_link_down || kv_link_down_, source,
                         static_cast<double>(t) / std::max(prefill_tp, 1)};
   engine_->add(std::move(r), loop_.now(), remote);
   if (!busy_) start_step();
@@ -153,14 +153,8 @@ void Pod::start_step() {
     // A prefill leg is the decode pod's business; its request is admitted there.
     if (s->request->prefill_leg_for >= 0) continue;
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
-    if (s->remote_ns_per_block > 0 && !s->remote_load_fails) {
-      // When the read ends, the prefill pod may free the prompt's blocks (a failed read sends
-      // no notification: they stay held until kv_transfer_hold ends).
-      loop_.schedule_at(s->load_done, [this, r = s->request, epoch = epoch_] {
-        if (epoch == epoch_) listener_->on_pod_kv_read(r, index_);
-      });
-    }
   }
+  for (const Sequence* s : current_.remote_reads) start_kv_read(*s);
   if (current_.empty()) {
     busy_ = false;
     // Idle while prefixes load from host memory: plan again when the first load ends.
@@ -194,6 +188,25 @@ void Pod::start_step() {
   if (config_.engine.async_scheduling) dt = overlapped_step_time(dt, cost_->host_overhead());
   if (slowdown_ != 1.0) dt = scale_ns(dt, slowdown_);
   step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
+}
+
+void Pod::start_kv_read(const Sequence& s) {
+  const double solo =
+      static_cast<double>(s.loading_blocks) * static_cast<double>(s.remote_ns_per_block);
+  auto arrived = [this, r = s.request, latency = s.remote_latency, fails = s.remote_load_fails] {
+    std::erase_if(kv_reads_, [&r](const auto& read) { return read.first == r; });
+    loop_.schedule_in(latency, [this, r, fails, epoch = epoch_] {
+      if (epoch != epoch_) return;
+      engine_->remote_read_done(*r, loop_.now());
+      // The prefill pod may free the prompt's blocks now (a failed read sends no notification:
+      // they stay held until kv_transfer_hold ends).
+      if (!fails) listener_->on_pod_kv_read(r, index_);
+      if (!busy_ && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
+    });
+  };
+  kv_reads_.emplace_back(s.request,
+                         kv_network_->start(index_, s.remote_source, s.remote_source_share,
+                                            saturated_ns(solo), std::move(arrived)));
 }
 
 void Pod::start_shared_step(TimeNs dt) {
@@ -273,6 +286,8 @@ void Pod::crash(PodHealth after) {
     loop_.cancel(step_event_);
   }
   gpu_job_ = 0;
+  for (const auto& [r, read] : kv_reads_) kv_network_->cancel(read);
+  kv_reads_.clear();
   busy_ = false;
   current_ = StepPlan{};
   std::vector<RequestPtr> lost = engine_->abort_all();

@@ -15,6 +15,7 @@
 #include "models/spec_decode.h"
 #include "sim/event_loop.h"
 #include "sim/fleet/gpu_share.h"
+#include "sim/fleet/kv_network.h"
 #include "sim/fleet/observer.h"
 
 namespace fleetsim {
@@ -76,6 +77,8 @@ class Pod {
   void set_listener(PodListener* listener) { listener_ = listener; }
   // Co-located on a GPU with other pods, which time-slice it (gpu_share.h).
   void set_gpu_share(std::shared_ptr<GpuShare> share) { share_ = std::move(share); }
+  // The network prompts' KV is read by from prefill pods; set before the first request arrives.
+  void set_kv_network(KvNetwork* network) { kv_network_ = network; }
   // Publish KV events (vLLM --kv-events-config) after every engine step.
   void publish_kv_events();
 
@@ -83,12 +86,12 @@ class Pod {
   void receive(RequestPtr r);
   // Prefill/decode disaggregation, on a decode pod: the prefill pod (of tensor-parallel size
   // `prefill_tp`) computed `leg`'s prompt, so the request it was for joins the engine to read
-  // that KV (a read that fails when `source_link_down`, or this pod's own link is, and runs
-  // `source_slowdown` times slower, or this pod's own factor if larger, after the reads the
-  // prefill pod's link already carries: `source_link` is when it is free); or the leg failed,
-  // and so does the request.
-  void prefill_done(const RequestPtr& leg, std::int32_t prefill_tp, bool source_link_down,
-                    double source_slowdown, TimeNs* source_link);
+  // that KV from pod `source` (a read that fails when `source_link_down`, or this pod's own
+  // link is, and runs `source_slowdown` times slower, or this pod's own factor if larger,
+  // sharing both pods' links with the other reads: kv_network.h); or the leg failed, and so
+  // does the request.
+  void prefill_done(const RequestPtr& leg, int source, std::int32_t prefill_tp,
+                    bool source_link_down, double source_slowdown);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
   // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
   void release_prefill_kv(std::int64_t id, std::int32_t attempt);
@@ -110,8 +113,6 @@ class Pod {
   // read to or from it takes that much longer, the slower end setting the pace.
   void set_kv_link_slowdown(double factor) { kv_link_slowdown_ = factor; }
   double kv_link_slowdown() const { return kv_link_slowdown_; }
-  // On a prefill pod: when its KV-transfer link has sent the reads already asked of it.
-  TimeNs* kv_out_link() { return &kv_out_free_; }
   // Graceful shutdown (SIGTERM to the server): new connections are refused, the requests it
   // holds run to their end, then the process exits (health kRefusing) and `on_stopped` runs.
   void drain(std::function<void()> on_stopped);
@@ -130,6 +131,8 @@ class Pod {
   void start_step();
   // A step of `dt` solo on a GPU shared with co-located pods: its GPU part waits for its turns.
   void start_shared_step(TimeNs dt);
+  // Starts reading `s`'s prompt from its prefill pod over the network.
+  void start_kv_read(const Sequence& s);
   void end_step();
   // A draining pod with nothing left exits.
   void stop_if_drained();
@@ -153,12 +156,13 @@ class Pod {
   EventId step_event_;
   TimeNs step_start_ = 0;
   GpuShare::JobId gpu_job_ = 0;  // the running step's GPU work on a shared GPU, until served
+  KvNetwork* kv_network_ = nullptr;
+  std::vector<std::pair<RequestPtr, KvNetwork::ReadId>> kv_reads_;  // reads under way
   bool busy_ = false;
   PodHealth health_ = PodHealth::kUp;
   double slowdown_ = 1.0;
   bool kv_link_down_ = false;
   double kv_link_slowdown_ = 1.0;
-  TimeNs kv_out_free_ = 0;
   // Bumped by every crash, so work scheduled before it (API stage, a step) is dropped.
   std::uint64_t epoch_ = 0;
   // Requests past the API stage that already streamed their first token.

@@ -427,7 +427,11 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   Gateway gateway(loop, pods, std::move(replica_policies), observers, gcfg, s.seed);
   gateway.set_pod_pools(pod_pools);
   gateway.set_pod_roles(pod_roles);
-  for (auto& p : pods) p->set_listener(&gateway);
+  KvNetwork kv_network(loop);
+  for (auto& p : pods) {
+    p->set_listener(&gateway);
+    p->set_kv_network(&kv_network);
+  }
   WindowStart window(pods);
   observers.add(&window);
   // Simulated time past its limit is a figure of the scenario far too large: name the file and
