@@ -108,7 +108,7 @@ TEST(InputLimits, AReplayWindowEndingBeforeItStartsIsRefusedAtLoad) {
   const std::string yaml =
       "name: t\nfleet: {pods: 1, gpu: H100-SXM, model: Llama-3.1-8B}\nworkload:\n"
       "  type: mooncake_trace\n  file: " +
-      testing::write_file(std::filesystem::temp_directory_path() / "InputLimits.window.jsonl", "") +
+      testing::write_file(testing::unique_temp_path("InputLimits.window.jsonl"), "") +
       "\n  start_s: 10\n  end_s: 5\narms: [{name: a, policy: round_robin}]\n";
   const std::string e = error_of(yaml);
   EXPECT_EQ(e, "bad.yaml:7: workload.end_s: 5 must be after workload.start_s (10)");

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace fleetsim::testing {
 
 // Writes `text` to `path`; returns the path, for tests that build input files.
@@ -15,14 +17,22 @@ inline std::string write_file(const std::filesystem::path& path, const std::stri
   return path.string();
 }
 
+// A path in the temporary directory named `name` with this process's id before its extension:
+// the test runs of two checkouts on one machine must not share files.
+inline std::filesystem::path unique_temp_path(const std::string& name) {
+  const std::filesystem::path n(name);
+  return std::filesystem::temp_directory_path() /
+         (n.stem().string() + "-" + std::to_string(::getpid()) + n.extension().string());
+}
+
 // A fixture with a fresh directory of its own per test (`prefix` + the test's name), removed
 // after the test.
 class TempDirTest : public ::testing::Test {
  protected:
   explicit TempDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           (prefix_ + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        unique_temp_path(prefix_ + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

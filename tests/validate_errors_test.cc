@@ -176,7 +176,7 @@ TEST_F(ValidateErrors, ValidSweepFiguresStillMatchTheirPoint) {
 }
 
 TEST(SweepGridErrors, APathOrValueGivenTwiceIsAnError) {
-  const fs::path dir = fs::temp_directory_path() / "fleetsim-sweep-grid-errors";
+  const fs::path dir = testing::unique_temp_path("fleetsim-sweep-grid-errors");
   fs::create_directories(dir);
   const std::string scenario =
       write_file(dir / "small.yaml", testing::small_scenario_yaml("round_robin"));
@@ -206,7 +206,7 @@ TEST(SweepGridErrors, APathOrValueGivenTwiceIsAnError) {
 }
 
 TEST(SweepGridErrors, ABadValueOfTheScenariosOwnGridNamesItsLine) {
-  const fs::path dir = fs::temp_directory_path() / "fleetsim-sweep-grid-lines";
+  const fs::path dir = testing::unique_temp_path("fleetsim-sweep-grid-lines");
   fs::create_directories(dir);
   const std::string base = testing::small_scenario_yaml("round_robin");
   const std::string scenario =

@@ -1,5 +1,6 @@
 // hf_config: a model definition read from the config.json that ships with a checkpoint.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -32,9 +33,11 @@ const char* kMixtral = R"({
 class HfConfig : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The process id too: two checkouts' test runs on one machine must not share a directory.
     dir_ = std::filesystem::temp_directory_path() /
            ("fleetsim-hf-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+            std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
