@@ -361,6 +361,24 @@ void Engine::release(std::int64_t id, std::int32_t attempt) {
   cache_.free(id);
 }
 
+bool Engine::abort(std::int64_t id, std::int32_t attempt) {
+  const auto is = [id, attempt](const std::shared_ptr<Sequence>& s) {
+    return s->request->id == id && s->request->attempt == attempt;
+  };
+  if (const auto it = std::find_if(waiting_.begin(), waiting_.end(), is); it != waiting_.end()) {
+    waiting_.erase(it);  // a waiting request holds no blocks (a preempted one gave them back)
+    return true;
+  }
+  for (auto* queue : {&running_, &loading_}) {
+    if (const auto it = std::find_if(queue->begin(), queue->end(), is); it != queue->end()) {
+      cache_.free(id);
+      queue->erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
 std::int32_t Engine::held_blocks() const {
   std::int32_t n = 0;
   for (const auto& [id, attempt] : held_) n += cache_.blocks_held(id);

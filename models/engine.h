@@ -184,6 +184,10 @@ class Engine {
   // nothing else to run plans its next step then. (Reads from prefill pods end when the network
   // says: remote_read_done.)
   std::optional<TimeNs> next_load_done() const;
+  // vLLM's abort (the client went away): the request leaves whichever queue holds it, its
+  // blocks freed (cached ones stay cached). Call it between steps only: a step's plan points at
+  // its sequences. False when the engine does not hold this attempt.
+  bool abort(std::int64_t id, std::int32_t attempt);
   // The read of `request`'s prompt from a prefill pod ended (or failed, for a read that fails)
   // at `now`; false when no such read is under way (the request is gone).
   bool remote_read_done(const Request& request, TimeNs now);

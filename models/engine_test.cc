@@ -552,5 +552,27 @@ TEST(Engine, ExplicitServerSettingsWin) {
   }
 }
 
+// vLLM's abort (the client went away): the request leaves the queue it is in, running or
+// waiting, its blocks go back to the free queue and stay cached.
+TEST(Engine, AnAbortedRequestLeavesItsQueueAndFreesItsBlocks) {
+  Engine engine(config(2048, 1), 64);
+  engine.add(make_request(1, 100, 50), 0);  // runs: 7 blocks
+  engine.add(make_request(2, 100, 50), 0);  // waits behind max_num_seqs 1
+  StepPlan p = engine.plan_step(0);
+  ASSERT_EQ(p.scheduled.size(), 1U);
+  engine.finish_step(p);
+  EXPECT_EQ(engine.num_running(), 1);
+  EXPECT_EQ(engine.num_waiting(), 1);
+  EXPECT_FALSE(engine.abort(2, 2));  // another attempt
+  EXPECT_FALSE(engine.abort(3, 1));  // not here
+  EXPECT_TRUE(engine.abort(2, 1));
+  EXPECT_EQ(engine.num_waiting(), 0);
+  EXPECT_TRUE(engine.abort(1, 1));
+  EXPECT_FALSE(engine.abort(1, 1));
+  expect_drained(engine);
+  // Its prompt's full blocks stay in the prefix cache for whoever sends it again.
+  EXPECT_EQ(engine.cache().lookup(*make_request(1, 100, 1)->block_hashes, 100), 6);
+}
+
 }  // namespace
 }  // namespace fleetsim

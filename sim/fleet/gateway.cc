@@ -416,7 +416,7 @@ void Gateway::dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica
   a.number = r->attempt;
   if (config_.request_timeout > 0) {
     a.timeout = loop_.schedule_in(config_.request_timeout,
-                                  [this, r, pod] { finish(r, pod, Outcome::kTimeout); });
+                                  [this, r, pod] { time_out(r, pod, Outcome::kTimeout); });
   }
   loop_.schedule_in(latency_to(pod), [this, pod, r = std::move(r)]() mutable {
     pods_[static_cast<size_t>(pod)]->receive(std::move(r));
@@ -476,7 +476,21 @@ void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
   // The stream stops: the same timeout, now as an idle timeout, ends it mid-stream.
   loop_.cancel(it->second.timeout);
   it->second.timeout = loop_.schedule_in(config_.request_timeout,
-                                         [this, r, pod] { finish(r, pod, Outcome::kMidStream); });
+                                         [this, r, pod] { time_out(r, pod, Outcome::kMidStream); });
+}
+
+void Gateway::time_out(const RequestPtr& r, int pod, Outcome outcome) {
+  // The proxy resets the streams it gives up on, and vLLM aborts a request whose client is gone
+  // (its API server cancels the request on disconnect): the pod stops computing it, and so does
+  // the prefill pod computing its prompt.
+  std::vector<int> told{pod};
+  if (auto leg = legs_.find(r->id); leg != legs_.end() && leg->second.leg->attempt == r->attempt) {
+    told.push_back(leg->second.pod);
+  }
+  finish(r, pod, outcome);
+  for (const int p : told) {
+    loop_.schedule_in(latency_to(p), [this, r, p] { pods_[static_cast<size_t>(p)]->abort(*r); });
+  }
 }
 
 void Gateway::on_pod_kv_events(int pod, std::vector<KvEvent> events) {

@@ -170,6 +170,8 @@ class Gateway : public PodListener {
   // HTTP 503: no pod to send `r` to.
   void refuse_no_pod(const RequestPtr& r);
   void finish(const RequestPtr& r, int pod, Outcome outcome);
+  // A timeout ends `r` with `outcome` and aborts it on its pod (and its prefill pod).
+  void time_out(const RequestPtr& r, int pod, Outcome outcome);
   // Adds (sign +1) or removes (-1) `r` from `pod`'s in-flight counts, overall and `replica`'s.
   void count_in_flight(const Request& r, int pod, int replica, int sign);
   // The routable pods as `replica` sees them, written into candidates_ (one buffer for every

@@ -190,6 +190,35 @@ void Pod::start_step() {
   step_event_ = loop_.schedule_in(dt, [this] { end_step(); });
 }
 
+void Pod::abort(const Request& r) {
+  if (health_ != PodHealth::kUp && health_ != PodHealth::kDraining) return;
+  // Still waiting for its prompt on a prefill pod: the sidecar drops it.
+  if (auto it = awaiting_prefill_.find(r.id);
+      it != awaiting_prefill_.end() && it->second->attempt == r.attempt) {
+    awaiting_prefill_.erase(it);
+    stop_if_drained();
+    return;
+  }
+  aborts_.emplace_back(r.id, r.attempt);
+  if (busy_) return;  // the step under way still computes it
+  apply_aborts();
+  if (engine_->has_work()) start_step();
+  stop_if_drained();
+}
+
+void Pod::apply_aborts() {
+  for (const auto& [id, attempt] : aborts_) {
+    if (!engine_->abort(id, attempt)) continue;  // it finished meanwhile
+    std::erase(streamed_, id);
+    std::erase_if(kv_reads_, [&](const auto& read) {
+      if (read.first->id != id || read.first->attempt != attempt) return false;
+      kv_network_->cancel(read.second);
+      return true;
+    });
+  }
+  aborts_.clear();
+}
+
 void Pod::start_kv_read(const Sequence& s) {
   const double solo =
       static_cast<double>(s.loading_blocks) * static_cast<double>(s.remote_ns_per_block);
@@ -252,6 +281,7 @@ void Pod::end_step() {
     }
     listener_->on_pod_finished(s->request, index_);
   }
+  apply_aborts();
   start_step();
   stop_if_drained();
 }
@@ -288,6 +318,7 @@ void Pod::crash(PodHealth after) {
   gpu_job_ = 0;
   for (const auto& [r, read] : kv_reads_) kv_network_->cancel(read);
   kv_reads_.clear();
+  aborts_.clear();
   busy_ = false;
   current_ = StepPlan{};
   std::vector<RequestPtr> lost = engine_->abort_all();

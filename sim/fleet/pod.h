@@ -93,6 +93,10 @@ class Pod {
   void prefill_done(const RequestPtr& leg, int source, std::int32_t prefill_tp,
                     bool source_link_down, double source_slowdown);
   void prefill_failed(const RequestPtr& leg, Outcome outcome);
+  // The client of `r` went away (the gateway timed it out and reset the stream): vLLM aborts the
+  // request, between steps, freeing its blocks and the read of its prompt. A request still in
+  // the API stage (a few milliseconds) is not caught.
+  void abort(const Request& r);
   // On a prefill pod: the decode pod has read request `id`'s prompt KV (attempt `attempt`).
   void release_prefill_kv(std::int64_t id, std::int32_t attempt);
   std::int32_t tensor_parallel_size() const { return config_.tensor_parallel_size; }
@@ -133,6 +137,8 @@ class Pod {
   void start_shared_step(TimeNs dt);
   // Starts reading `s`'s prompt from its prefill pod over the network.
   void start_kv_read(const Sequence& s);
+  // Carries out the aborts asked for during the step.
+  void apply_aborts();
   void end_step();
   // A draining pod with nothing left exits.
   void stop_if_drained();
@@ -158,6 +164,7 @@ class Pod {
   GpuShare::JobId gpu_job_ = 0;  // the running step's GPU work on a shared GPU, until served
   KvNetwork* kv_network_ = nullptr;
   std::vector<std::pair<RequestPtr, KvNetwork::ReadId>> kv_reads_;  // reads under way
+  std::vector<std::pair<std::int64_t, std::int32_t>> aborts_;  // (id, attempt) at the step's end
   bool busy_ = false;
   PodHealth health_ = PodHealth::kUp;
   double slowdown_ = 1.0;

@@ -1,0 +1,37 @@
+// The gateway gives up on a request (its first byte is late) and resets the stream; vLLM aborts
+// a request whose client went away, so a timed-out request stops taking the pod's time and KV.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/fleet/runner.h"
+#include "sim/fleet/scenario.h"
+
+namespace fleetsim {
+namespace {
+
+// Ten requests at once on one pod that runs two at a time, each decoding 500 tokens (seconds):
+// the eight that wait have no first byte by the 2 s timeout.
+std::string burst_yaml() {
+  return "name: abort\nseed: 3\n"
+         "fleet:\n  pods: 1\n  gpu: L40S\n  model: Llama-3.1-8B\n  server: {max_num_seqs: 2}\n"
+         "workload:\n  type: open_loop\n  rate: 1000\n  max_requests: 10\n"
+         "  prompt_tokens: {dist: constant, value: 1000}\n"
+         "  output_tokens: {dist: constant, value: 500}\n"
+         "gateway: {request_timeout_s: 2}\n"
+         "arms:\n  - name: a\n    policy: round_robin\n";
+}
+
+TEST(Abort, ATimedOutRequestIsNeverComputed) {
+  const RunResult r = run_scenario(parse_scenario(burst_yaml(), "abort.yaml"), 1);
+  const ArmSummary& a = r.arms[0].summary;
+  EXPECT_EQ(a.completed, 2);
+  EXPECT_EQ(a.failed, 8);
+  // Only the two that ran were ever looked up: the eight left the queue when the gateway gave
+  // up on them, instead of being computed for nobody once the first two were done.
+  ASSERT_EQ(a.per_pod.size(), 1U);
+  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 2 * 1000);
+}
+
+}  // namespace
+}  // namespace fleetsim
