@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <utility>
 
 namespace fleetsim {
@@ -54,38 +53,60 @@ void FairShare::reallocate() {
   next_done_ = EventId{};
   if (jobs_.empty()) return;
 
-  std::map<std::int64_t, double> used;  // capacity taken by the jobs already fixed
+  // Dense link indices (keys in order), and each job's uses as (index, weight), flat.
+  std::vector<std::int64_t> keys;
   for (const Job& j : jobs_) {
-    for (const Use& u : j.uses) used[u.link] = 0.0;
+    for (const Use& u : j.uses) keys.push_back(u.link);
   }
-  std::vector<bool> fixed(jobs_.size(), false);
-  for (size_t left = jobs_.size(); left > 0;) {
-    std::map<std::int64_t, double> weight;  // of the jobs still rising, per link
-    for (size_t i = 0; i < jobs_.size(); ++i) {
-      if (fixed[i]) continue;
-      for (const Use& u : jobs_[i].uses) weight[u.link] += u.weight;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const size_t n = jobs_.size();
+  std::vector<std::pair<size_t, double>> uses;
+  std::vector<size_t> first_use(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    first_use[i] = uses.size();
+    for (const Use& u : jobs_[i].uses) {
+      const auto at = std::lower_bound(keys.begin(), keys.end(), u.link) - keys.begin();
+      uses.emplace_back(static_cast<size_t>(at), u.weight);
     }
-    double fullest = std::numeric_limits<double>::infinity();  // the level a link fills at
-    for (const auto& [link, w] : weight) {
-      if (w > 0) fullest = std::min(fullest, std::max(0.0, 1.0 - used[link]) / w);
+  }
+  first_use[n] = uses.size();
+
+  std::vector<double> used(keys.size(), 0.0);  // capacity taken by the jobs already fixed
+  std::vector<double> weight(keys.size());     // of the jobs still rising
+  std::vector<double> room(keys.size());       // the level at which each link fills
+  std::vector<bool> fixed(n, false);
+  for (size_t left = n; left > 0;) {
+    std::fill(weight.begin(), weight.end(), 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      if (fixed[i]) continue;
+      for (size_t k = first_use[i]; k < first_use[i + 1]; ++k)
+        weight[uses[k].first] += uses[k].second;
+    }
+    double fullest = std::numeric_limits<double>::infinity();
+    for (size_t l = 0; l < keys.size(); ++l) {
+      room[l] = weight[l] > 0 ? std::max(0.0, 1.0 - used[l]) / weight[l]
+                              : std::numeric_limits<double>::infinity();
+      fullest = std::min(fullest, room[l]);
     }
     // No job runs faster than at full speed: below a level of 1 the fullest links hold theirs.
     const bool capped = fullest >= 1.0;
     const double level = std::min(fullest, 1.0);
-    const auto full = [&](const Use& u) {
-      const double w = weight[u.link];
-      return w > 0 && std::max(0.0, 1.0 - used[u.link]) / w <= level * (1 + 1e-12);
-    };
     bool any = false;
-    for (size_t i = 0; i < jobs_.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (fixed[i]) continue;
-      const auto& uses = jobs_[i].uses;
-      if (!capped && std::none_of(uses.begin(), uses.end(), full)) continue;
+      bool held = capped;
+      for (size_t k = first_use[i]; k < first_use[i + 1] && !held; ++k) {
+        held = room[uses[k].first] <= level * (1 + 1e-12);
+      }
+      if (!held) continue;
       fixed[i] = true;
       any = true;
       --left;
       jobs_[i].rate = level;
-      for (const Use& u : uses) used[u.link] += level * u.weight;
+      for (size_t k = first_use[i]; k < first_use[i + 1]; ++k) {
+        used[uses[k].first] += level * uses[k].second;
+      }
     }
     if (!any) break;  // cannot happen: the fullest link holds at least one rising job
   }

@@ -91,6 +91,20 @@ TEST(KvNetwork, MaxMinFairness) {
   EXPECT_DOUBLE_EQ(net.rate(c), 1.0);
 }
 
+TEST(KvNetwork, AReadNotHeldByAFullLinkKeepsRising) {
+  // A (into pod 1 from pod 0) and B (into pod 1 from pod 2) fill pod 1's incoming link at 1/2.
+  // C reads from pod 0 into pod 3 at a quarter of pod 0's NICs: pod 0's link carries A's 1/2
+  // and C's 1/4 at full speed, so C runs at full speed.
+  EventLoop loop;
+  KvNetwork net(loop);
+  const auto a = net.start(1, 0, 1.0, 100000, [] {});
+  const auto b = net.start(1, 2, 1.0, 100000, [] {});
+  const auto c = net.start(3, 0, 0.25, 100000, [] {});
+  EXPECT_DOUBLE_EQ(net.rate(a), 0.5);
+  EXPECT_DOUBLE_EQ(net.rate(b), 0.5);
+  EXPECT_DOUBLE_EQ(net.rate(c), 1.0);
+}
+
 TEST(KvNetwork, ALaterReadSlowsOneUnderWay) {
   // A (8,000) alone for 2,000: 6,000 left; B (2,000) joins on the same source: both at 1/2,
   // B ends at 6,000, A has 4,000 left: 10,000.
