@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/errors.h"
+
 namespace fleetsim {
 
 const char* outcome_name(Outcome o) {
@@ -220,6 +222,7 @@ void Pod::apply_aborts() {
 }
 
 void Pod::start_kv_read(const Sequence& s) {
+  if (kv_network_ == nullptr) throw InternalError("pod " + name_ + " reads KV with no network set");
   const double solo =
       static_cast<double>(s.loading_blocks) * static_cast<double>(s.remote_ns_per_block);
   auto arrived = [this, r = s.request, latency = s.remote_latency, fails = s.remote_load_fails] {
