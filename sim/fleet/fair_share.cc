@@ -80,8 +80,9 @@ void FairShare::reallocate() {
     std::fill(weight.begin(), weight.end(), 0.0);
     for (size_t i = 0; i < n; ++i) {
       if (fixed[i]) continue;
-      for (size_t k = first_use[i]; k < first_use[i + 1]; ++k)
+      for (size_t k = first_use[i]; k < first_use[i + 1]; ++k) {
         weight[uses[k].first] += uses[k].second;
+      }
     }
     double fullest = std::numeric_limits<double>::infinity();
     for (size_t l = 0; l < keys.size(); ++l) {
