@@ -141,6 +141,10 @@ void Pod::prefill_failed(const RequestPtr& leg, Outcome outcome) {
 void Pod::release_prefill_kv(std::int64_t id, std::int32_t attempt) {
   engine_->release(id, attempt);
   // Freed blocks may admit what waited for them.
+  wake();
+}
+
+void Pod::wake() {
   if (!busy_ && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
 }
 
@@ -204,7 +208,7 @@ void Pod::abort(const Request& r) {
   aborts_.emplace_back(r.id, r.attempt);
   if (busy_) return;  // the step under way still computes it
   apply_aborts();
-  if (engine_->has_work()) start_step();
+  wake();
   stop_if_drained();
 }
 
@@ -233,7 +237,7 @@ void Pod::start_kv_read(const Sequence& s) {
       // The prefill pod may free the prompt's blocks now (a failed read sends no notification:
       // they stay held until kv_transfer_hold ends).
       if (!fails) listener_->on_pod_kv_read(r, index_);
-      if (!busy_ && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
+      wake();
     });
   };
   kv_reads_.emplace_back(s.request,

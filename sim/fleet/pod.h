@@ -133,6 +133,8 @@ class Pod {
  private:
   void enqueue(RequestPtr r, std::uint64_t epoch);
   void start_step();
+  // Plans a step when the pod is idle, answering and has work (freed blocks may admit some).
+  void wake();
   // A step of `dt` solo on a GPU shared with co-located pods: its GPU part waits for its turns.
   void start_shared_step(TimeNs dt);
   // Starts reading `s`'s prompt from its prefill pod over the network.
