@@ -113,6 +113,8 @@ void init_scenario(py::module_& m) {
               d["name"] = p.name;
               d["pods"] = p.pods;
               d["pods_per_gpu"] = p.pods_per_gpu;
+              d["gpu_sharing"] = gpu_sharing_names()[static_cast<size_t>(p.gpu_sharing)];
+              d["mps_active_thread_percentage"] = p.mps_active_thread_percentage;
               d["gpu"] = p.gpu;
               d["model"] = p.model;
               d["server"] = params_to_py(p.server);
@@ -121,8 +123,9 @@ void init_scenario(py::module_& m) {
             }
             return out;
           },
-          "The fleet's pools as a list of dicts (name, pods, pods_per_gpu, gpu, model, server, "
-          "cost_model), every default filled in; one pool named 'default' without fleet.pools.")
+          "The fleet's pools as a list of dicts (name, pods, pods_per_gpu, gpu_sharing, "
+          "mps_active_thread_percentage, gpu, model, server, cost_model), every default filled "
+          "in; one pool named 'default' without fleet.pools.")
       .def_property_readonly(
           "server", [](const ScenarioHandle& h) { return params_to_py(h.scenario.fleet.server); },
           "fleet.server with every default filled in, as a dict.")

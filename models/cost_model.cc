@@ -266,6 +266,14 @@ TimeNs overlapped_step_time(TimeNs step, TimeNs host) {
   return std::max(step - h, h);
 }
 
+GpuDemand RooflineCostModel::gpu_demand(std::span<const BatchEntry> batch) const {
+  const Breakdown b = breakdown(batch);
+  // The all-reduces keep the links busy, not the SMs' arithmetic or DRAM.
+  const double gpu_ms = std::max(b.compute_ms, b.memory_ms) + b.allreduce_ms;
+  if (gpu_ms <= 0) return {};
+  return {b.compute_ms / gpu_ms, b.memory_ms / gpu_ms};
+}
+
 TimeNs RooflineCostModel::step_time(std::span<const BatchEntry> batch) const {
   return ms_to_ns(breakdown(batch).total_ms);
 }

@@ -29,6 +29,15 @@ struct BatchEntry {
   bool is_decode() const { return new_tokens == 1 || verifies_drafts; }
 };
 
+// What a step's kernels keep busy, each as a fraction of the step's GPU time: the SMs'
+// arithmetic and the DRAM bandwidth. Processes sharing a GPU through MPS run their kernels at
+// once, so a compute-bound step and a memory-bound one overlap where time-slicing would take
+// turns. {1, 1}: the step is taken to keep both busy throughout.
+struct GpuDemand {
+  double compute = 1;
+  double memory = 1;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -38,6 +47,10 @@ class CostModel {
   // The share of every step that is host (CPU) work: scheduling, input preparation, sampling.
   // Async scheduling overlaps it with the previous step's GPU work.
   virtual TimeNs host_overhead() const { return 0; }
+  // What `batch`'s step keeps busy on the GPU; a model that does not know says {1, 1}.
+  virtual GpuDemand gpu_demand(std::span<const BatchEntry> /*batch*/) const { return {}; }
+  // True when gpu_demand() is worked out from the batch, not the {1, 1} of not knowing.
+  virtual bool knows_gpu_demand() const { return false; }
 };
 
 // One step's duration when the host work of the next step overlaps this one's GPU work (vLLM
@@ -83,6 +96,9 @@ class RooflineCostModel : public CostModel {
   TimeNs step_time(std::span<const BatchEntry> batch) const override;
   std::string describe() const override;
   TimeNs host_overhead() const override { return ms_to_ns(step_overhead_ms_); }
+  // compute_ms and memory_ms over the GPU's part of the step (max of the two + all-reduce).
+  GpuDemand gpu_demand(std::span<const BatchEntry> batch) const override;
+  bool knows_gpu_demand() const override { return true; }
 
   // Peak (TFLOP/s) the linear layers run at: the tensor cores of the weights' type (FP8, INT8,
   // FP4) where the GPU has them, BF16 otherwise (INT4 W4A16 always, and FP8 on Ampere or FP4

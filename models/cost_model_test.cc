@@ -47,6 +47,30 @@ TEST(RooflineCostModel, LargePrefillIsComputeBound) {
   EXPECT_NEAR(2 * 6'979'321'856.0 * 8192 / (0.73 * 312e12) * 1e3, 498, 15);
 }
 
+TEST(RooflineCostModel, GpuDemandSaysWhatBoundsTheStep) {
+  const RooflineCostModel m = roofline("A100-80GB-SXM", "Llama-3.1-8B");
+  const std::vector<BatchEntry> decode = {{1, 1000}};
+  const auto d = m.breakdown(decode);
+  const GpuDemand dd = m.gpu_demand(decode);
+  EXPECT_DOUBLE_EQ(dd.memory, 1.0);  // memory-bound: DRAM busy throughout
+  EXPECT_NEAR(dd.compute, d.compute_ms / d.memory_ms, 1e-12);
+  EXPECT_LT(dd.compute, 0.1);
+  const std::vector<BatchEntry> prefill = {{8192, 0}};
+  const auto p = m.breakdown(prefill);
+  const GpuDemand pd = m.gpu_demand(prefill);
+  EXPECT_DOUBLE_EQ(pd.compute, 1.0);
+  EXPECT_NEAR(pd.memory, p.memory_ms / p.compute_ms, 1e-12);
+  // At TP 2 the all-reduces take part of the GPU time and keep neither busy.
+  const RooflineCostModel tp2 = roofline("A100-80GB-SXM", "Llama-3.1-8B", 2);
+  const auto t = tp2.breakdown(prefill);
+  ASSERT_GT(t.allreduce_ms, 0.0);
+  EXPECT_NEAR(tp2.gpu_demand(prefill).compute, t.compute_ms / (t.compute_ms + t.allreduce_ms),
+              1e-12);
+  EXPECT_TRUE(m.knows_gpu_demand());
+  EXPECT_FALSE(FittedCostModel({}).knows_gpu_demand());
+  EXPECT_DOUBLE_EQ(FittedCostModel({}).gpu_demand(prefill).compute, 1.0);
+}
+
 TEST(RooflineCostModel, AnMoeStepReadsOnlyTheExpertsItsTokensWereRoutedTo) {
   const RooflineCostModel m = roofline("H100-SXM", "Qwen3-30B-A3B-FP8");
   const LlmSpec& llm = find_model("Qwen3-30B-A3B-FP8");

@@ -1,9 +1,11 @@
 // Co-located pods (fleet.pods_per_gpu > 1) time-slice their GPU: a pod whose neighbour is idle
 // runs at its solo speed, two busy pods share the GPU's time both ways (sim/fleet/gpu_share.h),
-// and only the GPU's part of a step is shared, not the host's.
+// and only the GPU's part of a step is shared, not the host's. Under MPS a prefill and a decode
+// overlap, and the device plug-in's SM cap holds a pod's prefills even when it is alone.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -12,12 +14,12 @@ namespace fleetsim {
 namespace {
 
 // Two small-model pods, each vLLM with 45% of a 96 GB RTX PRO 6000's memory; `pods_per_gpu`
-// puts them on one GPU or on one each.
-std::string colocated_yaml(int pods_per_gpu, int concurrency) {
+// puts them on one GPU or on one each, `sharing` is more of the fleet section.
+std::string colocated_yaml(int pods_per_gpu, int concurrency, const std::string& sharing = "") {
   return "name: colocated\nseed: 5\n"
          "fleet:\n  pods: 2\n  pods_per_gpu: " +
-         std::to_string(pods_per_gpu) +
-         "\n  gpu: RTX-PRO-6000\n  model: Qwen2.5-7B-Instruct\n"
+         std::to_string(pods_per_gpu) + "\n" + sharing +
+         "  gpu: RTX-PRO-6000\n  model: Qwen2.5-7B-Instruct\n"
          "  server: {gpu_memory_utilization: 0.45}\n"
          "workload:\n  type: multi_turn_chat\n  conversations: 24\n  turns: 3\n  concurrency: " +
          std::to_string(concurrency) +
@@ -27,9 +29,11 @@ std::string colocated_yaml(int pods_per_gpu, int concurrency) {
          "arms:\n  - name: rr\n    policy: round_robin\n";
 }
 
-ArmSummary run_colocated(int pods_per_gpu, int concurrency) {
-  const RunResult r =
-      run_scenario(parse_scenario(colocated_yaml(pods_per_gpu, concurrency), "colocated.yaml"), 1);
+ArmSummary run_colocated(int pods_per_gpu, int concurrency, const std::string& sharing = "",
+                         const std::vector<std::string>& sets = {}) {
+  const RunResult r = run_scenario(
+      parse_scenario(colocated_yaml(pods_per_gpu, concurrency, sharing), "colocated.yaml", sets),
+      1);
   EXPECT_EQ(r.arms[0].summary.failed, 0);
   return r.arms[0].summary;
 }
@@ -57,6 +61,47 @@ TEST(ColocatedPods, TwoBusyPodsShareTheGpusTimeBothWays) {
   // Symmetric: both pods' requests slow alike (each pod served about half the requests at
   // about the same speed), so the slowest decodes are not twice the median's.
   EXPECT_LT(shared.tpot_ms.p95 / shared.tpot_ms.p50, 1.5);
+}
+
+const std::string kMps = "  gpu_sharing: mps\n";
+const std::string kMpsUncapped = kMps + "  mps_active_thread_percentage: 100\n";
+// Long prompts, one turn each: the pods' steps alternate between compute-bound prefills and
+// memory-bound decodes.
+const std::vector<std::string> kLongPrompts = {
+    "workload.system_prompt_tokens={dist: uniform, low: 4000, high: 8000}", "workload.turns=1"};
+
+TEST(ColocatedPods, UnderMpsAPrefillOverlapsItsNeighboursDecodes) {
+  const ArmSummary sliced = run_colocated(2, 8, "", kLongPrompts);
+  const ArmSummary mps = run_colocated(2, 8, kMpsUncapped, kLongPrompts);
+  const ArmSummary alone = run_colocated(1, 8, "", kLongPrompts);
+  // A decode step beside a prefill keeps most of the DRAM it needs instead of half the time.
+  EXPECT_LT(mps.tpot_ms.p50, 0.9 * sliced.tpot_ms.p50);
+  EXPECT_GT(mps.throughput_req_s, 1.05 * sliced.throughput_req_s);
+  // Still one GPU's worth of compute and bandwidth: slower than a GPU each.
+  EXPECT_GT(mps.tpot_ms.p50, 1.2 * alone.tpot_ms.p50);
+  EXPECT_LT(mps.throughput_req_s, alone.throughput_req_s);
+}
+
+TEST(ColocatedPods, UnderMpsTwoDecodingPodsStillShareTheBandwidth) {
+  // Short prompts: both pods mostly decode, which is memory-bound, so MPS gains little.
+  const ArmSummary sliced = run_colocated(2, 8);
+  const ArmSummary mps = run_colocated(2, 8, kMpsUncapped);
+  EXPECT_LT(mps.tpot_ms.p50, sliced.tpot_ms.p50 * 1.001);
+  EXPECT_GT(mps.tpot_ms.p50, 0.9 * sliced.tpot_ms.p50);
+}
+
+TEST(ColocatedPods, TheDevicePluginsSmCapHoldsALonePodsPrefills) {
+  // One conversation at a time: each pod is alone on the GPU, and may use half of its SMs
+  // (100 / pods_per_gpu). Prefills, compute-bound, take about twice as long; decodes, which
+  // need far less than half the arithmetic, do not notice.
+  const ArmSummary capped = run_colocated(2, 1, kMps);
+  const ArmSummary alone = run_colocated(1, 1);
+  EXPECT_GT(capped.ttft_ms.p50, 1.6 * alone.ttft_ms.p50);
+  EXPECT_DOUBLE_EQ(capped.tpot_ms.p50, alone.tpot_ms.p50);
+  // Without the cap, MPS leaves a lone pod its solo speed.
+  const ArmSummary uncapped = run_colocated(2, 1, kMpsUncapped);
+  EXPECT_DOUBLE_EQ(uncapped.ttft_ms.p50, alone.ttft_ms.p50);
+  EXPECT_DOUBLE_EQ(uncapped.e2e_ms.p95, alone.e2e_ms.p95);
 }
 
 }  // namespace

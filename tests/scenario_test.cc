@@ -188,6 +188,41 @@ TEST(Scenario, BadPoolsNameTheFieldAndTheValidNames) {
   EXPECT_NE(e.find("is not a pool name"), std::string::npos) << e;
 }
 
+TEST(Scenario, GpuSharingIsValidatedWhereItIsWritten) {
+  std::string e = error_of(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mig\n"));
+  EXPECT_NE(e.find("bad.yaml:5: fleet.gpu_sharing"), std::string::npos) << e;
+  EXPECT_NE(e.find("time_slicing"), std::string::npos) << e;
+  EXPECT_NE(e.find("mps"), std::string::npos) << e;
+  e = error_of(with("  pods: 3\n", "  pods: 3\n  mps_active_thread_percentage: 50\n"));
+  EXPECT_NE(e.find("bad.yaml:5: fleet.mps_active_thread_percentage: applies only under "
+                   "gpu_sharing: mps"),
+            std::string::npos)
+      << e;
+  e = error_of(
+      with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mps\n  cost_model: {type: fitted}\n"));
+  EXPECT_NE(e.find("bad.yaml:5: fleet.gpu_sharing: mps needs cost_model.type roofline"),
+            std::string::npos)
+      << e;
+  e = error_of(pooled_with("model: Llama-3.1-8B}",
+                           "model: Llama-3.1-8B, gpu_sharing: mps, cost_model: {type: fitted}}"));
+  EXPECT_NE(e.find("bad.yaml:9: fleet.pools.1.gpu_sharing: mps needs"), std::string::npos) << e;
+  // A pool inherits the fleet's way, and may say its own.
+  const Scenario s = parse_scenario(
+      pooled_with("fleet:\n", "fleet:\n  gpu_sharing: mps\n  mps_active_thread_percentage: 40\n"),
+      "pooled.yaml");
+  EXPECT_EQ(s.fleet.pools[0].gpu_sharing, GpuSharing::kMps);
+  EXPECT_EQ(s.fleet.pools[1].mps_active_thread_percentage, 40);
+  const Scenario t = parse_scenario(
+      pooled_with("model: Llama-3.1-8B}", "model: Llama-3.1-8B, gpu_sharing: mps}"), "pooled.yaml");
+  EXPECT_EQ(t.fleet.pools[0].gpu_sharing, GpuSharing::kTimeSlicing);
+  EXPECT_EQ(t.fleet.pools[1].gpu_sharing, GpuSharing::kMps);
+  EXPECT_EQ(
+      fleet_pools(
+          parse_scenario(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mps\n"), "s.yaml").fleet)[0]
+          .gpu_sharing,
+      GpuSharing::kMps);
+}
+
 // Settings vLLM refuses are found when the pool's server is configured, after parsing; the
 // error still names the pool's place in the file.
 TEST(Scenario, ASettingVllmRefusesNamesThePoolsPlace) {

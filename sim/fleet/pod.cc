@@ -250,7 +250,9 @@ void Pod::start_shared_step(TimeNs dt) {
   // sampling) runs on the pod's own CPU, leaving the GPU to its neighbours meanwhile.
   const TimeNs host_solo = std::min(cost_->host_overhead(), dt);
   const TimeNs host = scale_ns(host_solo, slowdown_);
-  gpu_job_ = share_->start(scale_ns(dt - host_solo, slowdown_), [this, host] {
+  // Draft-model time (speculative decoding) is taken to keep the GPU as the target's step does.
+  const GpuDemand demand = cost_->gpu_demand(current_.batch);
+  gpu_job_ = share_->start(scale_ns(dt - host_solo, slowdown_), demand, [this, host] {
     gpu_job_ = 0;
     // With async scheduling the host's part overlapped the GPU's (overlapped_step_time).
     const TimeNs end = config_.engine.async_scheduling ? std::max(loop_.now(), step_start_ + host)

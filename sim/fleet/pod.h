@@ -75,7 +75,7 @@ class Pod {
       std::shared_ptr<const CostModel> cost, FleetObserver& observer);
   // The gateway that relays this pod's answers; set before the first request arrives.
   void set_listener(PodListener* listener) { listener_ = listener; }
-  // Co-located on a GPU with other pods, which time-slice it (gpu_share.h).
+  // Co-located on a GPU with other pods, which share it (gpu_share.h).
   void set_gpu_share(std::shared_ptr<GpuShare> share) { share_ = std::move(share); }
   // The network prompts' KV is read by from prefill pods; set before the first request arrives.
   void set_kv_network(KvNetwork* network) { kv_network_ = network; }
@@ -135,7 +135,8 @@ class Pod {
   void start_step();
   // Plans a step when the pod is idle, answering and has work (freed blocks may admit some).
   void wake();
-  // A step of `dt` solo on a GPU shared with co-located pods: its GPU part waits for its turns.
+  // A step of `dt` solo on a GPU shared with co-located pods: its GPU part runs at the share
+  // its neighbours leave it.
   void start_shared_step(TimeNs dt);
   // Starts reading `s`'s prompt from its prefill pod over the network.
   void start_kv_read(const Sequence& s);

@@ -269,14 +269,16 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
 namespace {
 
 // "3 x A100" for a pod a GPU; else the GPUs the pods take and why: "4 pods on 2 x RTX-PRO-6000
-// (2 a GPU)", "2 pods on 4 x H100-SXM (TP 2)".
-std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
+// (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)".
+std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu, GpuSharing sharing) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
+  const std::string mps = sharing == GpuSharing::kMps && pods_per_gpu > 1 ? ", MPS" : "";
   if (tp == 1 && pods_per_gpu <= 1) return std::to_string(p.pods) + " x " + p.gpu;
   const std::int64_t gpus = pool_gpus(p, pods_per_gpu);
   return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
          " x " + p.gpu + " (" +
-         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + ")";
+         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + mps +
+         ")";
 }
 
 // A latency of the failures section: "11.59 s", or "-" when it never happened.
@@ -289,8 +291,8 @@ std::string seconds_or_dash(const nlohmann::json& v) {
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  "
-       << pods_on_gpus(r.fleet.pools.front(), s.fleet.pods_per_gpu) << "  " << s.fleet.model
-       << "  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
+       << pods_on_gpus(r.fleet.pools.front(), s.fleet.pods_per_gpu, s.fleet.gpu_sharing) << "  "
+       << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
        << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
        << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs"
        << pod_extras(r.fleet.pools.front()) << "\n";
@@ -299,10 +301,11 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
        << r.fleet.pools.size() << " pools\n";
     for (std::size_t i = 0; i < r.fleet.pools.size(); ++i) {
       const auto& p = r.fleet.pools[i];
-      const std::int32_t per_gpu =
-          i < s.fleet.pools.size() ? s.fleet.pools[i].pods_per_gpu : std::int32_t{1};
-      os << "  pool " << p.name << ": " << pods_on_gpus(p, per_gpu) << "  " << p.model << "  KV "
-         << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
+      const bool listed = i < s.fleet.pools.size();
+      const std::int32_t per_gpu = listed ? s.fleet.pools[i].pods_per_gpu : std::int32_t{1};
+      const GpuSharing sharing = listed ? s.fleet.pools[i].gpu_sharing : GpuSharing::kTimeSlicing;
+      os << "  pool " << p.name << ": " << pods_on_gpus(p, per_gpu, sharing) << "  " << p.model
+         << "  KV " << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
          << " seqs" << pod_extras(p) << "\n";
     }

@@ -417,9 +417,15 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
       config.engine.spec_seed = stream_seed(s.seed, "pod/" + name + "/spec");
       pods.push_back(std::make_unique<Pod>(i, name, loop, config, build.cost, observers));
       pod_pools.push_back(static_cast<std::int32_t>(p));
-      if (pool_specs[p].pods_per_gpu > 1) {
+      const PoolSpec& pool = pool_specs[p];
+      const double sm_fraction =
+          (pool.mps_active_thread_percentage > 0 ? pool.mps_active_thread_percentage
+                                                 : 100 / pool.pods_per_gpu) /
+          100.0;
+      // A pod alone on its GPU shares it only with an SM cap of its own.
+      if (pool.pods_per_gpu > 1 || (pool.gpu_sharing == GpuSharing::kMps && sm_fraction < 1.0)) {
         auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
-        if (!share) share = std::make_shared<GpuShare>(loop);
+        if (!share) share = std::make_shared<GpuShare>(loop, pool.gpu_sharing, sm_fraction);
         pods.back()->set_gpu_share(share);
       }
     }

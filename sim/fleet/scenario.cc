@@ -172,6 +172,52 @@ void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_
   }
 }
 
+// The keys that say how pods sit on GPUs, fleet-wide or a pool's own (over the fleet's).
+ParamSpec gpu_layout_spec(std::int64_t pods_per_gpu, const std::string& sharing,
+                          std::int64_t mps_percentage) {
+  return ParamSpec()
+      .integer("pods_per_gpu", pods_per_gpu, "model servers sharing one GPU", 1, 64)
+      .text("gpu_sharing", sharing,
+            "how co-located pods share their GPU: time_slicing (separate contexts take turns, a "
+            "device plug-in's default) or mps (NVIDIA MPS: their kernels run at once, a "
+            "compute-bound step beside a memory-bound one)",
+            gpu_sharing_names())
+      .integer("mps_active_thread_percentage", mps_percentage,
+               "under mps, the percentage of the SMs each pod may use "
+               "(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); 0: 100 / pods_per_gpu, as NVIDIA's device "
+               "plug-in sets it",
+               0, 100);
+}
+
+GpuSharing sharing_of(const Params& layout) {
+  const auto& names = gpu_sharing_names();
+  return static_cast<GpuSharing>(
+      std::find(names.begin(), names.end(), layout.get_string("gpu_sharing")) - names.begin());
+}
+
+// MPS needs to know what bounds each step, which only the roofline works out; an SM cap means
+// nothing without MPS. `cost_model` null: the pools' own are checked where they are resolved.
+void check_gpu_sharing(const YAML::Node& n, const YamlWhere& w, GpuSharing sharing,
+                       std::int32_t mps_percentage, const Params* cost_model) {
+  const auto at = [&](const char* key) {
+    const YAML::Node v = n.IsMap() ? n[key] : YAML::Node();
+    return w.child(key).at(v.IsDefined() ? v : n);
+  };
+  if (sharing == GpuSharing::kMps && cost_model != nullptr &&
+      cost_model->get_string("type") != "roofline") {
+    throw ScenarioError(at("gpu_sharing") +
+                        ": mps needs cost_model.type roofline, which says how much of each "
+                        "step is compute and how much memory traffic; the " +
+                        cost_model->get_string("type") +
+                        " cost model does not (use time_slicing, or the roofline)");
+  }
+  if (sharing != GpuSharing::kMps && mps_percentage != 0) {
+    throw ScenarioError(at("mps_active_thread_percentage") +
+                        ": applies only under gpu_sharing: mps; expected gpu_sharing: mps, or "
+                        "leave mps_active_thread_percentage out");
+  }
+}
+
 // A cost_model section over `base`: with `calibration: FILE`, the file's values come between
 // the base and the section's own fields.
 Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params& base,
@@ -221,7 +267,8 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     const YAML::Node n = list[i];
     const YamlWhere pw = w.child(std::to_string(i));
     check_keys(n, pw,
-               {"name", "pods", "pods_per_gpu", "role", "gpu", "model", "server", "cost_model"});
+               {"name", "pods", "pods_per_gpu", "gpu_sharing", "mps_active_thread_percentage",
+                "role", "gpu", "model", "server", "cost_model"});
     PoolSpec p;
     p.where = pw.at(n);
     const YAML::Node name = require(n, "name", pw, "a pool name: letters, digits, '_' or '-'");
@@ -234,16 +281,17 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
       throw ScenarioError(pw.child("name").at(name) + ": duplicate pool name '" + p.name + "'");
     }
     const ParamSpec layout =
-        ParamSpec()
+        gpu_layout_spec(f.pods_per_gpu, gpu_sharing_names()[static_cast<size_t>(f.gpu_sharing)],
+                        f.mps_active_thread_percentage)
             .integer("pods", 1, "pods in the pool", 1, 100000)
-            .integer("pods_per_gpu", f.pods_per_gpu, "model servers sharing one GPU", 1, 64)
             .text("role", "both",
                   "prefill/decode disaggregation: both (whole requests), prefill (prompts for "
                   "decode pods) or decode (reads prompts' KV from prefill pods)",
                   pod_role_names());
     YAML::Node layout_node(YAML::NodeType::Map);
     require(n, "pods", pw, "number of pods in the pool, an integer >= 1");
-    for (const char* key : {"pods", "pods_per_gpu", "role"}) {
+    for (const char* key :
+         {"pods", "pods_per_gpu", "gpu_sharing", "mps_active_thread_percentage", "role"}) {
       if (n[key].IsDefined()) layout_node[key] = n[key];
     }
     const Params lp = layout.resolve(layout_node, pw);
@@ -252,6 +300,9 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
                                   roles.begin());
     p.pods = static_cast<std::int32_t>(lp.get_int("pods"));
     p.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
+    p.gpu_sharing = sharing_of(lp);
+    p.mps_active_thread_percentage =
+        static_cast<std::int32_t>(lp.get_int("mps_active_thread_percentage"));
     const std::string here = " (set it on the pool or at fleet level)";
     p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, here, f);
     p.model = catalog_name(n, "model", pw, f.model, true, here, f);
@@ -259,6 +310,7 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     check_gpu_share(n, pw, p.pods_per_gpu, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
                                       p.model, p.server.get_int("tensor_parallel_size"));
+    check_gpu_sharing(n, pw, p.gpu_sharing, p.mps_active_thread_percentage, &p.cost_model);
     // One request's block hashes serve every pod, so every engine hashes at one block size: the
     // server's, or the one vLLM's latent-attention kernels impose on the pool's GPU.
     const auto block_size = [&f](const PoolSpec& q) {
@@ -302,8 +354,8 @@ std::string joined(const std::vector<PoolSpec>& pools, std::string PoolSpec::*fi
 
 FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   check_keys(n, w,
-             {"pods", "pods_per_gpu", "gpus_per_node", "gpu", "model", "server", "cost_model",
-              "pools", "models", "gpus"});
+             {"pods", "pods_per_gpu", "gpu_sharing", "mps_active_thread_percentage",
+              "gpus_per_node", "gpu", "model", "server", "cost_model", "pools", "models", "gpus"});
   FleetSpec f;
   f.where = w.at(n);
   if (const YAML::Node gpus = n["gpus"]; gpus.IsDefined()) {
@@ -323,22 +375,27 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
                           pods.Scalar());
     }
   }
-  const ParamSpec layout = ParamSpec()
-                               .integer("pods_per_gpu", 1, "model servers sharing one GPU", 1, 64)
-                               .integer("gpus_per_node", 1, "GPUs per node", 1, 64);
+  const ParamSpec layout =
+      gpu_layout_spec(1, "time_slicing", 0).integer("gpus_per_node", 1, "GPUs per node", 1, 64);
   YAML::Node layout_node(YAML::NodeType::Map);
-  for (const char* key : {"pods_per_gpu", "gpus_per_node"}) {
+  for (const char* key :
+       {"pods_per_gpu", "gpu_sharing", "mps_active_thread_percentage", "gpus_per_node"}) {
     if (n[key].IsDefined()) layout_node[key] = n[key];
   }
   const Params lp = layout.resolve(layout_node, w);
   f.pods_per_gpu = static_cast<std::int32_t>(lp.get_int("pods_per_gpu"));
   f.gpus_per_node = static_cast<std::int32_t>(lp.get_int("gpus_per_node"));
+  f.gpu_sharing = sharing_of(lp);
+  f.mps_active_thread_percentage =
+      static_cast<std::int32_t>(lp.get_int("mps_active_thread_percentage"));
   f.gpu = catalog_name(n, "gpu", w, "", !pooled, "", f);
   f.model = catalog_name(n, "model", w, "", !pooled, "", f);
   f.server = server_spec().resolve(n["server"], w.child("server"));
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),
                          f.gpu, f.model, f.server.get_int("tensor_parallel_size"));
+  check_gpu_sharing(n, w, f.gpu_sharing, f.mps_active_thread_percentage,
+                    pooled ? nullptr : &f.cost_model);
   if (!pooled) {
     check_gpu_share(n, w, f.pods_per_gpu, f.server);
     return f;
@@ -449,6 +506,8 @@ std::vector<PoolSpec> fleet_pools(const FleetSpec& fleet) {
   p.name = "default";
   p.pods = fleet.pods;
   p.pods_per_gpu = fleet.pods_per_gpu;
+  p.gpu_sharing = fleet.gpu_sharing;
+  p.mps_active_thread_percentage = fleet.mps_active_thread_percentage;
   p.gpu = fleet.gpu;
   p.model = fleet.model;
   p.server = fleet.server;

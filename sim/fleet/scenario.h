@@ -11,6 +11,7 @@
 #include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
 #include "sim/fleet/faults.h"
+#include "sim/fleet/gpu_sharing.h"
 #include "sim/fleet/pod_role.h"
 #include "sim/fleet/slo.h"
 #include "sim/params.h"
@@ -43,6 +44,10 @@ struct PoolSpec {
   PodRole role = PodRole::kBoth;  // prefill/decode disaggregation (sim/fleet/pod_role.h)
   std::int32_t pods = 1;
   std::int32_t pods_per_gpu = 1;
+  GpuSharing gpu_sharing = GpuSharing::kTimeSlicing;  // how co-located pods share their GPU
+  // MPS: the percentage of SMs each pod may use; 0: 100 / pods_per_gpu, as NVIDIA's device
+  // plug-in sets it.
+  std::int32_t mps_active_thread_percentage = 0;
   std::string gpu;
   std::string model;
   Params server;      // server_spec(), over the fleet-level server section
@@ -55,6 +60,8 @@ struct PoolSpec {
 struct FleetSpec {
   std::int32_t pods = 1;          // every pod of the fleet (the sum over pools)
   std::int32_t pods_per_gpu = 1;  // co-located model servers sharing one GPU
+  GpuSharing gpu_sharing = GpuSharing::kTimeSlicing;
+  std::int32_t mps_active_thread_percentage = 0;
   std::int32_t gpus_per_node = 1;
   // Without pools: the GPU and model of every pod. With pools: the fleet-level defaults, or
   // when not given the pools' values joined with '+'. The model is the name requests ask for.

@@ -265,6 +265,8 @@ def test_pools_and_gateway_replicas_as_a_python_policy_sees_them():
     scenario = fleetsim.load(POOLED_YAML)
     assert [p["name"] for p in scenario.pools] == ["small", "big"]
     assert scenario.pools[1]["server"]["max_num_batched_tokens"] == 1024
+    assert scenario.pools[0]["gpu_sharing"] == "time_slicing"
+    assert scenario.pools[0]["mps_active_thread_percentage"] == 0
 
 
 TIERS_AT_ZERO_YAML = """\
