@@ -231,7 +231,9 @@ int cmd_list(const std::string& what) {
                 << g.memory_gib << " GiB " << std::setw(7) << g.memory_bandwidth_gbs << " GB/s "
                 << std::setw(7) << g.bf16_tflops << " BF16 TFLOP/s " << std::setw(7) << g.fp8_tflops
                 << " FP8 TFLOP/s " << std::setw(7) << g.fp4_tflops << " FP4 TFLOP/s  sm_"
-                << std::lround(g.compute_capability * 10) << "\n";
+                << std::lround(g.compute_capability * 10)
+                << (g.mig_slices > 0 ? "  MIG " + std::to_string(g.mig_slices) + " slices" : "")
+                << "\n";
     }
   } else if (what == "metrics") {
     for (const auto& m : arm_metrics()) {

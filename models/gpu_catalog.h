@@ -3,6 +3,7 @@
 // figures first: those are 2x and never reached by LLM inference kernels).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct GpuSpec {
   // B200, 12.0 Blackwell RTX); 0 = unknown. It picks the kernels vLLM runs where they impose
   // something the simulation sees (the KV block size of latent attention).
   double compute_capability = 0;
+  // MIG: the compute slices a GPU instance profile counts (7 on A100, H100, H200, B200; 4 on
+  // the RTX PRO 6000 Blackwell; 2 on an RTX PRO 5000), 0 when the GPU has no MIG (L40S, L4,
+  // A10). NVIDIA Multi-Instance GPU User Guide, "Supported GPUs" and "Supported MIG Profiles".
+  std::int32_t mig_slices = 0;
 };
 
 // The catalog, in a fixed order.

@@ -1,7 +1,8 @@
 // Co-located pods (fleet.pods_per_gpu > 1) time-slice their GPU: a pod whose neighbour is idle
 // runs at its solo speed, two busy pods share the GPU's time both ways (sim/fleet/gpu_share.h),
 // and only the GPU's part of a step is shared, not the host's. Under MPS a prefill and a decode
-// overlap, and the device plug-in's SM cap holds a pod's prefills even when it is alone.
+// overlap, and the device plug-in's SM cap holds a pod's prefills even when it is alone. Under
+// MIG each pod runs on its instance, a GPU of its own with a fixed share of everything.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -102,6 +103,30 @@ TEST(ColocatedPods, TheDevicePluginsSmCapHoldsALonePodsPrefills) {
   const ArmSummary uncapped = run_colocated(2, 1, kMpsUncapped);
   EXPECT_DOUBLE_EQ(uncapped.ttft_ms.p50, alone.ttft_ms.p50);
   EXPECT_DOUBLE_EQ(uncapped.e2e_ms.p95, alone.e2e_ms.p95);
+}
+
+TEST(ColocatedPods, AMigInstanceRunsLikeAGpuOfItsShare) {
+  // Two MIG 2g instances of an RTX PRO 6000 (half the SMs, half the memory each) against two
+  // whole GPUs described with half of every figure: the same run, whatever the neighbour does.
+  const std::vector<std::string> sets = {"fleet.server.gpu_memory_utilization=0.9"};
+  const ArmSummary mig = run_colocated(2, 8, "  gpu_sharing: mig\n", sets);
+  const std::string half =
+      "  gpus:\n    - {name: half-rtx, memory_gib: 47.485, memory_bandwidth_gbs: 896, "
+      "bf16_tflops: 251.9, fp8_tflops: 503.8, int8_tops: 503.8, fp4_tflops: 1007.6, "
+      "host_link_gbs: 64, compute_capability: 12.0}\n";
+  std::string yaml = colocated_yaml(1, 8, half);
+  yaml.replace(yaml.find("gpu: RTX-PRO-6000"), 17, "gpu: half-rtx");
+  const ArmSummary halves =
+      run_scenario(parse_scenario(yaml, "halves.yaml", sets), 1).arms[0].summary;
+  EXPECT_EQ(mig.completed, halves.completed);
+  EXPECT_DOUBLE_EQ(mig.ttft_ms.p50, halves.ttft_ms.p50);
+  EXPECT_DOUBLE_EQ(mig.tpot_ms.p50, halves.tpot_ms.p50);
+  EXPECT_DOUBLE_EQ(mig.e2e_ms.p95, halves.e2e_ms.p95);
+  // Unlike time-slicing, an idle neighbour leaves a pod no faster: one stream at a time decodes
+  // at the instance's half of the bandwidth.
+  const ArmSummary lone = run_colocated(2, 1, "  gpu_sharing: mig\n", sets);
+  const ArmSummary whole = run_colocated(1, 1, "", sets);
+  EXPECT_GT(lone.tpot_ms.p50, 1.5 * whole.tpot_ms.p50);
 }
 
 }  // namespace

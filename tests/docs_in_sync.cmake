@@ -10,8 +10,8 @@
 #  * docs/kv-offload.md's example: `fleetsim sweep scenarios/mooncake-host-offload.yaml`;
 #  * docs/speculative-decoding.md's example: `fleetsim sweep scenarios/spec-decode.yaml`;
 #  * docs/architectures.md's example: `fleetsim sweep scenarios/gpt-oss-gpus.yaml`;
-#  * docs/scenarios.md's two: `fleetsim sweep scenarios/colocated-sm120.yaml`, and the same over
-#    the MPS SM cap;
+#  * docs/scenarios.md's three: `fleetsim sweep scenarios/colocated-sm120.yaml`, the same over
+#    the MPS SM cap, and under MIG;
 #  * docs/pd-disaggregation.md's five: `fleetsim run`, `fleetsim sweep` and two `fleetsim plan`s
 #    (one pool, both pools) of scenarios/pd-disaggregation.yaml, and `fleetsim sweep
 #    scenarios/pd-prefill-link.yaml`;
@@ -63,6 +63,9 @@ check_quoted(docs/scenarios.md "sweep colocated-sm120 (4 points)" sweep
              scenarios/colocated-sm120.yaml)
 check_quoted(docs/scenarios.md "sweep colocated-sm120 (2 points)" sweep
              scenarios/colocated-sm120.yaml --vary fleet.mps_active_thread_percentage=0,100)
+check_quoted(docs/scenarios.md "sweep colocated-sm120 (1 point)" sweep
+             scenarios/colocated-sm120.yaml --vary fleet.gpu_sharing=mig
+             --vary fleet.server.gpu_memory_utilization=0.9)
 check_quoted(docs/pd-disaggregation.md "scenario pd-disaggregation" run
              scenarios/pd-disaggregation.yaml)
 check_quoted(docs/pd-disaggregation.md "sweep pd-disaggregation" sweep

@@ -189,9 +189,10 @@ TEST(Scenario, BadPoolsNameTheFieldAndTheValidNames) {
 }
 
 TEST(Scenario, GpuSharingIsValidatedWhereItIsWritten) {
-  std::string e = error_of(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mig\n"));
+  std::string e = error_of(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: vgpu\n"));
   EXPECT_NE(e.find("bad.yaml:5: fleet.gpu_sharing"), std::string::npos) << e;
   EXPECT_NE(e.find("time_slicing"), std::string::npos) << e;
+  EXPECT_NE(e.find("mig"), std::string::npos) << e;
   EXPECT_NE(e.find("mps"), std::string::npos) << e;
   e = error_of(with("  pods: 3\n", "  pods: 3\n  mps_active_thread_percentage: 50\n"));
   EXPECT_NE(e.find("bad.yaml:5: fleet.mps_active_thread_percentage: applies only under "
@@ -221,6 +222,37 @@ TEST(Scenario, GpuSharingIsValidatedWhereItIsWritten) {
           parse_scenario(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mps\n"), "s.yaml").fleet)[0]
           .gpu_sharing,
       GpuSharing::kMps);
+}
+
+TEST(Scenario, MigNeedsAGpuWithMigRoomForThePodsAndNoTensorParallelism) {
+  std::string e = error_of(with("  pods: 3\n", "  pods: 3\n  gpu_sharing: mig\n"));
+  EXPECT_NE(e.find("bad.yaml:5: fleet.gpu_sharing: mig: the L40S has no MIG; GPUs with MIG: "
+                   "A100-80GB-PCIe"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("RTX-PRO-6000"), std::string::npos) << e;
+  e = error_of(
+      with("  gpu: L40S\n", "  gpu: RTX-PRO-6000\n  pods_per_gpu: 5\n  gpu_sharing: mig\n"));
+  EXPECT_NE(e.find("bad.yaml:6: fleet.pods_per_gpu: 5 MIG instances on one RTX-PRO-6000; expected "
+                   "at most 4"),
+            std::string::npos)
+      << e;
+  e = error_of(with("  gpu: L40S\n", "  gpu: H100-SXM\n  gpu_sharing: mig\n"),
+               {"fleet.server.tensor_parallel_size=2"});
+  EXPECT_NE(e.find("fleet.server.tensor_parallel_size: MIG instances do not talk peer to peer"),
+            std::string::npos)
+      << e;
+  // Under MIG each vLLM takes gpu_memory_utilization of its own instance: 4 x 0.9 is no excess.
+  const Scenario s = parse_scenario(
+      with("  gpu: L40S\n", "  gpu: RTX-PRO-6000\n  pods_per_gpu: 4\n  gpu_sharing: mig\n"),
+      "s.yaml", {"fleet.server.gpu_memory_utilization=0.9"});
+  EXPECT_EQ(s.fleet.gpu_sharing, GpuSharing::kMig);
+  // A GPU of the scenario's own says whether it has MIG.
+  const std::string own =
+      "  gpus:\n    - {name: mine, memory_gib: 40, memory_bandwidth_gbs: 1000, bf16_tflops: 100, "
+      "mig_slices: 3}\n";
+  e = error_of(with("  gpu: L40S\n", "  gpu: mine\n" + own));
+  EXPECT_NE(e.find("fleet.gpus.0.mig_slices: expected 0, 2, 4 or 7"), std::string::npos) << e;
 }
 
 // Settings vLLM refuses are found when the pool's server is configured, after parsing; the

@@ -43,6 +43,11 @@ const ParamSpec& gpu_def_spec() {
                 "CUDA compute capability (9.0 Hopper, 10.0 B200, 12.0 RTX Blackwell); 0 = "
                 "unknown. It sets the KV block size vLLM's latent-attention kernels impose",
                 0, 100)
+          .integer(
+              "mig_slices", 0,
+              "MIG compute slices (7 on A100/H100/H200/B200, 4 on RTX PRO 6000 Blackwell, 2 on "
+              "RTX PRO 5000; NVIDIA MIG User Guide); 0 = no MIG",
+              0, 7)
           .text("source", "", "where the figures come from (the datasheet), for the record");
   return kSpec;
 }
@@ -73,6 +78,13 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.interconnect_gbs = p.get_double("interconnect_gbs");
   g.host_link_gbs = p.get_double("host_link_gbs");
   g.compute_capability = p.get_double("compute_capability");
+  g.mig_slices = static_cast<std::int32_t>(p.get_int("mig_slices"));
+  if (g.mig_slices != 0 && g.mig_slices != 2 && g.mig_slices != 4 && g.mig_slices != 7) {
+    throw ScenarioError(w.child("mig_slices").at(n["mig_slices"]) +
+                        ": expected 0, 2, 4 or 7 (the "
+                        "compute slices of a MIG-capable GPU), got " +
+                        std::to_string(g.mig_slices));
+  }
   g.source = p.get_string("source");
   return g;
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/mig.h"
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 
@@ -268,17 +269,25 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
 
 namespace {
 
+// How the pods of `pool` share a GPU, when they do: ", MPS", ", MIG 1g, 1/4 of the memory".
+std::string sharing_label(const PoolSpec& pool, const FleetSpec& fleet) {
+  if (pool.gpu_sharing == GpuSharing::kMps && pool.pods_per_gpu > 1) return ", MPS";
+  if (pool.gpu_sharing != GpuSharing::kMig) return "";
+  const auto profile = mig_profile(find_gpu(fleet.gpus, pool.gpu), pool.pods_per_gpu);
+  return profile ? ", MIG " + profile->name() : ", MIG";
+}
+
 // "3 x A100" for a pod a GPU; else the GPUs the pods take and why: "4 pods on 2 x RTX-PRO-6000
 // (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)".
-std::string pods_on_gpus(const PoolFacts& p, std::int32_t pods_per_gpu, GpuSharing sharing) {
+std::string pods_on_gpus(const PoolFacts& p, const PoolSpec& pool, const FleetSpec& fleet) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
-  const std::string mps = sharing == GpuSharing::kMps && pods_per_gpu > 1 ? ", MPS" : "";
-  if (tp == 1 && pods_per_gpu <= 1) return std::to_string(p.pods) + " x " + p.gpu;
-  const std::int64_t gpus = pool_gpus(p, pods_per_gpu);
+  const std::int32_t per_gpu = pool.pods_per_gpu;
+  const std::string sharing = sharing_label(pool, fleet);
+  if (tp == 1 && per_gpu <= 1 && sharing.empty()) return std::to_string(p.pods) + " x " + p.gpu;
+  const std::int64_t gpus = pool_gpus(p, per_gpu);
   return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
          " x " + p.gpu + " (" +
-         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(pods_per_gpu) + " a GPU") + mps +
-         ")";
+         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(per_gpu) + " a GPU") + sharing + ")";
 }
 
 // A latency of the failures section: "11.59 s", or "-" when it never happened.
@@ -291,7 +300,7 @@ std::string seconds_or_dash(const nlohmann::json& v) {
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  "
-       << pods_on_gpus(r.fleet.pools.front(), s.fleet.pods_per_gpu, s.fleet.gpu_sharing) << "  "
+       << pods_on_gpus(r.fleet.pools.front(), fleet_pools(s.fleet).front(), s.fleet) << "  "
        << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
        << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
        << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs"
@@ -301,10 +310,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
        << r.fleet.pools.size() << " pools\n";
     for (std::size_t i = 0; i < r.fleet.pools.size(); ++i) {
       const auto& p = r.fleet.pools[i];
-      const bool listed = i < s.fleet.pools.size();
-      const std::int32_t per_gpu = listed ? s.fleet.pools[i].pods_per_gpu : std::int32_t{1};
-      const GpuSharing sharing = listed ? s.fleet.pools[i].gpu_sharing : GpuSharing::kTimeSlicing;
-      os << "  pool " << p.name << ": " << pods_on_gpus(p, per_gpu, sharing) << "  " << p.model
+      const PoolSpec pool = i < s.fleet.pools.size() ? s.fleet.pools[i] : PoolSpec{};
+      os << "  pool " << p.name << ": " << pods_on_gpus(p, pool, s.fleet) << "  " << p.model
          << "  KV " << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
          << " seqs" << pod_extras(p) << "\n";

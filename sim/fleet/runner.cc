@@ -16,6 +16,7 @@
 #include "models/gpu_catalog.h"
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
+#include "models/mig.h"
 #include "models/spec_decode.h"
 #include "sim/errors.h"
 #include "sim/fleet/autoscaler.h"
@@ -104,8 +105,21 @@ void budget_without_chunking(EngineConfig& e, const Params& server, std::int32_t
   }
 }
 
-PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
+// The GPU a pod of `pool` sees: the pool's, or under MIG the instance it is given.
+GpuSpec pod_gpu(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
+  if (pool.gpu_sharing != GpuSharing::kMig) return gpu;
+  const auto profile = mig_profile(gpu, pool.pods_per_gpu);
+  if (!profile) {
+    throw InternalError("pool '" + pool.name + "': no MIG profile for " +
+                        std::to_string(pool.pods_per_gpu) + " instances of " + gpu.name +
+                        " passed the scenario's checks");
+  }
+  return mig_instance(gpu, *profile);
+}
+
+PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
+  const GpuSpec gpu = pod_gpu(pool, fleet);
   const LlmSpec& llm = find_model(fleet.models, pool.model);
   const Params& server = pool.server;
   PodBuild b;
@@ -422,8 +436,12 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
           (pool.mps_active_thread_percentage > 0 ? pool.mps_active_thread_percentage
                                                  : 100 / pool.pods_per_gpu) /
           100.0;
-      // A pod alone on its GPU shares it only with an SM cap of its own.
-      if (pool.pods_per_gpu > 1 || (pool.gpu_sharing == GpuSharing::kMps && sm_fraction < 1.0)) {
+      // A pod alone on its GPU shares it only with an SM cap of its own; MIG instances share
+      // nothing.
+      const bool shared =
+          pool.gpu_sharing != GpuSharing::kMig &&
+          (pool.pods_per_gpu > 1 || (pool.gpu_sharing == GpuSharing::kMps && sm_fraction < 1.0));
+      if (shared) {
         auto& share = gpus[static_cast<size_t>(topology.gpu_of_pod(i))];
         if (!share) share = std::make_shared<GpuShare>(loop, pool.gpu_sharing, sm_fraction);
         pods.back()->set_gpu_share(share);

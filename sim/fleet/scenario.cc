@@ -16,6 +16,7 @@
 #include "models/gpu_catalog.h"
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
+#include "models/mig.h"
 #include "models/trace_common.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
@@ -160,9 +161,11 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
   return name;
 }
 
-// vLLM processes sharing a GPU each take gpu_memory_utilization of it.
+// vLLM processes sharing a GPU each take gpu_memory_utilization of it (of their own instance's
+// memory under MIG).
 void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_per_gpu,
-                     const Params& server) {
+                     GpuSharing sharing, const Params& server) {
+  if (sharing == GpuSharing::kMig) return;
   const double util = server.get_double("gpu_memory_utilization");
   if (pods_per_gpu * util > 1.0 + 1e-9) {
     throw ScenarioError(fmt::format(
@@ -179,8 +182,9 @@ ParamSpec gpu_layout_spec(std::int64_t pods_per_gpu, const std::string& sharing,
       .integer("pods_per_gpu", pods_per_gpu, "model servers sharing one GPU", 1, 64)
       .text("gpu_sharing", sharing,
             "how co-located pods share their GPU: time_slicing (separate contexts take turns, a "
-            "device plug-in's default) or mps (NVIDIA MPS: their kernels run at once, a "
-            "compute-bound step beside a memory-bound one)",
+            "device plug-in's default), mps (NVIDIA MPS: their kernels run at once, a "
+            "compute-bound step beside a memory-bound one) or mig (each pod on a MIG instance, a "
+            "fixed slice of the SMs and the memory)",
             gpu_sharing_names())
       .integer("mps_active_thread_percentage", mps_percentage,
                "under mps, the percentage of the SMs each pod may use "
@@ -196,25 +200,50 @@ GpuSharing sharing_of(const Params& layout) {
 }
 
 // MPS needs to know what bounds each step, which only the roofline works out; an SM cap means
-// nothing without MPS. `cost_model` null: the pools' own are checked where they are resolved.
-void check_gpu_sharing(const YAML::Node& n, const YamlWhere& w, GpuSharing sharing,
-                       std::int32_t mps_percentage, const Params* cost_model) {
+// nothing without MPS; MIG needs a GPU that has it, room for the pods, and no tensor parallelism
+// (instances do not talk peer to peer). `pool` is the pool (or the fleet's one pool) at `n`.
+void check_gpu_sharing(const YAML::Node& n, const YamlWhere& w, const PoolSpec& pool,
+                       const FleetSpec& f) {
   const auto at = [&](const char* key) {
     const YAML::Node v = n.IsMap() ? n[key] : YAML::Node();
     return w.child(key).at(v.IsDefined() ? v : n);
   };
-  if (sharing == GpuSharing::kMps && cost_model != nullptr &&
-      cost_model->get_string("type") != "roofline") {
-    throw ScenarioError(at("gpu_sharing") +
-                        ": mps needs cost_model.type roofline, which says how much of each "
-                        "step is compute and how much memory traffic; the " +
-                        cost_model->get_string("type") +
-                        " cost model does not (use time_slicing, or the roofline)");
-  }
-  if (sharing != GpuSharing::kMps && mps_percentage != 0) {
+  const std::string& sharing = gpu_sharing_names()[static_cast<size_t>(pool.gpu_sharing)];
+  if (pool.gpu_sharing != GpuSharing::kMps && pool.mps_active_thread_percentage != 0) {
     throw ScenarioError(at("mps_active_thread_percentage") +
                         ": applies only under gpu_sharing: mps; expected gpu_sharing: mps, or "
                         "leave mps_active_thread_percentage out");
+  }
+  const std::string cost_type = pool.cost_model.get_string("type");
+  if (pool.gpu_sharing == GpuSharing::kMps && cost_type != "roofline") {
+    throw ScenarioError(at("gpu_sharing") +
+                        ": mps needs cost_model.type roofline, which says how much of each "
+                        "step is compute and how much memory traffic; the " +
+                        cost_type + " cost model does not (use time_slicing, or the roofline)");
+  }
+  if (pool.gpu_sharing != GpuSharing::kMig) return;
+  const GpuSpec& gpu = find_gpu(f.gpus, pool.gpu);
+  if (gpu.mig_slices == 0) {
+    std::vector<std::string> with_mig;
+    for (const GpuSpec& g : f.gpus) {
+      if (g.mig_slices > 0) with_mig.push_back(g.name);
+    }
+    for (const GpuSpec& g : gpu_catalog()) {
+      if (g.mig_slices > 0) with_mig.push_back(g.name);
+    }
+    throw ScenarioError(at("gpu_sharing") + ": " + sharing + ": the " + gpu.name +
+                        " has no MIG; GPUs with MIG: " + join(with_mig, ", ") +
+                        " (a GPU of fleet.gpus says its mig_slices)");
+  }
+  if (pool.pods_per_gpu > mig_max_instances(gpu)) {
+    throw ScenarioError(at("pods_per_gpu") + ": " + std::to_string(pool.pods_per_gpu) +
+                        " MIG instances on one " + gpu.name + "; expected at most " +
+                        std::to_string(mig_max_instances(gpu)));
+  }
+  if (pool.server.get_int("tensor_parallel_size") > 1) {
+    throw ScenarioError(w.child("server").child("tensor_parallel_size").at(n) +
+                        ": MIG instances do not talk peer to peer, so a pod cannot span several; "
+                        "expected 1 under gpu_sharing: mig");
   }
 }
 
@@ -307,10 +336,10 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, here, f);
     p.model = catalog_name(n, "model", pw, f.model, true, here, f);
     p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
-    check_gpu_share(n, pw, p.pods_per_gpu, p.server);
+    check_gpu_share(n, pw, p.pods_per_gpu, p.gpu_sharing, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
                                       p.model, p.server.get_int("tensor_parallel_size"));
-    check_gpu_sharing(n, pw, p.gpu_sharing, p.mps_active_thread_percentage, &p.cost_model);
+    check_gpu_sharing(n, pw, p, f);
     // One request's block hashes serve every pod, so every engine hashes at one block size: the
     // server's, or the one vLLM's latent-attention kernels impose on the pool's GPU.
     const auto block_size = [&f](const PoolSpec& q) {
@@ -394,11 +423,16 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),
                          f.gpu, f.model, f.server.get_int("tensor_parallel_size"));
-  check_gpu_sharing(n, w, f.gpu_sharing, f.mps_active_thread_percentage,
-                    pooled ? nullptr : &f.cost_model);
   if (!pooled) {
-    check_gpu_share(n, w, f.pods_per_gpu, f.server);
+    check_gpu_share(n, w, f.pods_per_gpu, f.gpu_sharing, f.server);
+    check_gpu_sharing(n, w, fleet_pools(f).front(), f);
     return f;
+  }
+  if (f.gpu_sharing != GpuSharing::kMps && f.mps_active_thread_percentage != 0) {
+    throw ScenarioError(
+        w.child("mps_active_thread_percentage").at(n["mps_active_thread_percentage"]) +
+        ": applies only under gpu_sharing: mps; expected gpu_sharing: mps, or "
+        "leave mps_active_thread_percentage out");
   }
   f.pools = parse_pools(pool_list, w.child("pools"), f);
   std::int32_t total = 0;

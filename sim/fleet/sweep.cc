@@ -227,7 +227,8 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
     for (const auto& p : r.points) w = std::max(w, p.vary[i].second.size());
     key_w.push_back(static_cast<int>(w) + 2);
   }
-  os << "sweep " << r.scenario << " (" << r.points.size() << " points)\n";
+  os << "sweep " << r.scenario << " (" << r.points.size()
+     << (r.points.size() == 1 ? " point)\n" : " points)\n");
   os << std::left;
   for (size_t i = 0; i < keys.size(); ++i) os << std::setw(key_w[i]) << keys[i];
   // Scenarios with an slo section add each arm's SLO attainment; with KV offloading anywhere in

@@ -162,7 +162,9 @@ def test_the_gil_is_released_while_a_run_runs(flagship):
 def test_catalog(flagship):
     assert {"epp", "chwbl", "round_robin"} <= {p["name"] for p in fleetsim.policies()}
     assert "multi_turn_chat" in {w["name"] for w in fleetsim.workloads()}
-    assert "A100-80GB-PCIe" in {g["name"] for g in fleetsim.gpus()}
+    gpus = {g["name"]: g for g in fleetsim.gpus()}
+    assert gpus["A100-80GB-PCIe"]["mig_slices"] == 7
+    assert gpus["L40S"]["mig_slices"] == 0
     models = {m["name"]: m for m in fleetsim.models()}
     assert "Qwen3-32B-FP8" in models
     assert models["Qwen3-32B"]["num_experts"] == 0
