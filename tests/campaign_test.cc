@@ -154,6 +154,18 @@ TEST_F(Campaign, CalibrateSaysWhyItCannotRun) {
   const CampaignResult r = run_campaign(
       testing::write_file(dir_ / "p.yaml", pooled + "campaign: {replicates: 2}\n"), {});
   EXPECT_NE(r.calibrate.skipped.find("several pools"), std::string::npos) << r.calibrate.skipped;
+  // Time-sliced neighbours make one pod alone unlike the fleet's; a MIG instance does not.
+  CampaignOptions o;
+  o.overrides = {"fleet.gpu=RTX-PRO-6000", "fleet.pods_per_gpu=2",
+                 "fleet.server.gpu_memory_utilization=0.45"};
+  const std::string plain =
+      testing::small_scenario_yaml("round_robin") + "campaign: {replicates: 2, ramp_steps: 2}\n";
+  const auto path = testing::write_file(dir_ / "s.yaml", plain);
+  EXPECT_NE(run_campaign(path, o).calibrate.skipped.find("pods share GPUs"), std::string::npos);
+  o.overrides.push_back("fleet.gpu_sharing=mig");
+  const CampaignResult mig = run_campaign(path, o);
+  EXPECT_TRUE(mig.calibrate.skipped.empty()) << mig.calibrate.skipped;
+  EXPECT_EQ(mig.calibrate.levels.size(), 2u);
 }
 
 TEST_F(Campaign, BadSettingsNameTheFieldAndTheValidNames) {

@@ -161,7 +161,20 @@ def composed_scenario(rng: random.Random, name: str) -> dict:
     }
     if rng.random() < 0.4:
         doc["faults"] = [copy.deepcopy(rng.choice(FAULTS))]
+    if rng.random() < 0.25:  # two pods a GPU, shared one of the three ways
+        colocate(rng, doc["fleet"])
     return doc
+
+
+def colocate(rng: random.Random, fleet: dict) -> None:
+    sharing = rng.choice(["time_slicing", "mps", "mig"])
+    fleet.update({"pods_per_gpu": 2, "gpu_sharing": sharing})
+    if sharing == "mig":
+        fleet["gpu"] = rng.choice(["A100-80GB-PCIe", "H100-SXM", "RTX-PRO-6000"])
+    else:
+        fleet["server"]["gpu_memory_utilization"] = 0.45
+    if sharing == "mps" and rng.random() < 0.5:
+        fleet["mps_active_thread_percentage"] = rng.choice([30, 100])
 
 
 def pools(rng: random.Random, fleet: dict) -> list[dict]:

@@ -220,7 +220,8 @@ CalibratePhase run_calibrate(const std::string& path, const CampaignOptions& o,
     c.skipped = "the fleet has several pools; calibrate each with its own scenario";
     return c;
   }
-  if (base.fleet.pods_per_gpu > 1) {
+  // A MIG instance is isolated: one pod on it alone runs as it does in the fleet.
+  if (base.fleet.pods_per_gpu > 1 && base.fleet.gpu_sharing != GpuSharing::kMig) {
     c.skipped = "pods share GPUs (pods_per_gpu > 1), so one pod alone is not one of the fleet's";
     return c;
   }
