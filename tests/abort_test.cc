@@ -33,5 +33,18 @@ TEST(Abort, ATimedOutRequestIsNeverComputed) {
   EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 2 * 1000);
 }
 
+TEST(Abort, ARequestTimedOutInTheApiServerNeverReachesTheEngine) {
+  // An API server that takes 3 s a request (a slow tokenizer, say): every request times out at
+  // 2 s while still there, and none of them is then computed.
+  std::string yaml = burst_yaml();
+  yaml.replace(yaml.find("max_num_seqs: 2}"), 16, "max_num_seqs: 2, api_overhead_ms: 3000}");
+  const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
+  const ArmSummary& a = r.arms[0].summary;
+  EXPECT_EQ(a.completed, 0);
+  EXPECT_EQ(a.failed, 10);
+  ASSERT_EQ(a.per_pod.size(), 1U);
+  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 0);
+}
+
 }  // namespace
 }  // namespace fleetsim

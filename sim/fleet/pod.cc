@@ -71,7 +71,7 @@ void Pod::receive(RequestPtr r) {
       listener_->on_pod_failed(r, index_, Outcome::kRefused502);
       return;
   }
-  ++in_api_stage_;
+  in_api_stage_.push_back({r->id, r->attempt, false});
   const auto overhead = config_.api_overhead_fixed +
                         static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
   loop_.schedule_in(overhead, [this, r = std::move(r), epoch = epoch_]() mutable {
@@ -85,7 +85,15 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
     if (health_ != PodHealth::kBlackHole) listener_->on_pod_failed(r, index_, Outcome::kRefused502);
     return;
   }
-  --in_api_stage_;
+  const auto it = std::find_if(in_api_stage_.begin(), in_api_stage_.end(), [&r](const InApi& a) {
+    return a.id == r->id && a.attempt == r->attempt;
+  });
+  const bool aborted = it != in_api_stage_.end() && it->aborted;
+  if (it != in_api_stage_.end()) in_api_stage_.erase(it);
+  if (aborted) {
+    stop_if_drained();  // the gateway has finished it already
+    return;
+  }
   // vLLM's API server checks the length after tokenizing (serving_engine.py, _validate_input):
   // the prompt and the tokens it may generate must fit max_model_len.
   if (config_.max_model_len > 0 &&
@@ -205,6 +213,13 @@ void Pod::abort(const Request& r) {
     stop_if_drained();
     return;
   }
+  // Still in the API server: dropped before it reaches the engine.
+  for (InApi& a : in_api_stage_) {
+    if (a.id == r.id && a.attempt == r.attempt) {
+      a.aborted = true;
+      return;
+    }
+  }
   aborts_.emplace_back(r.id, r.attempt);
   if (busy_) return;  // the step under way still computes it
   apply_aborts();
@@ -308,8 +323,8 @@ void Pod::drain(std::function<void()> on_stopped) {
 }
 
 void Pod::stop_if_drained() {
-  if (health_ != PodHealth::kDraining || busy_ || in_api_stage_ > 0 || !awaiting_prefill_.empty() ||
-      engine_->num_waiting() + engine_->num_running() > 0) {
+  if (health_ != PodHealth::kDraining || busy_ || !in_api_stage_.empty() ||
+      !awaiting_prefill_.empty() || engine_->num_waiting() + engine_->num_running() > 0) {
     return;
   }
   health_ = PodHealth::kRefusing;
@@ -318,7 +333,7 @@ void Pod::stop_if_drained() {
 
 void Pod::crash(PodHealth after) {
   ++epoch_;
-  in_api_stage_ = 0;
+  in_api_stage_.clear();
   health_ = after;
   if (busy_) {
     if (gpu_job_ != 0) share_->cancel(gpu_job_);

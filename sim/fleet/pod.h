@@ -179,7 +179,14 @@ class Pod {
   std::vector<std::int64_t> streamed_;
   bool publish_events_ = false;
   std::vector<KvEvent> events_;
-  std::int32_t in_api_stage_ = 0;  // received, not yet handed to the engine
+  // Received, not yet handed to the engine: (id, attempt), and whether the gateway has given up
+  // on it meanwhile (then it never reaches the engine).
+  struct InApi {
+    std::int64_t id;
+    std::int32_t attempt;
+    bool aborted;
+  };
+  std::vector<InApi> in_api_stage_;
   // Requests whose prompt a prefill pod is computing, by id (the sidecar holds them).
   std::map<std::int64_t, RequestPtr> awaiting_prefill_;
   std::function<void()> on_stopped_;
