@@ -278,16 +278,17 @@ std::string sharing_label(const PoolSpec& pool, const FleetSpec& fleet) {
 }
 
 // "3 x A100" for a pod a GPU; else the GPUs the pods take and why: "4 pods on 2 x RTX-PRO-6000
-// (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)".
+// (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)", "(TP 2, 2 a GPU)".
 std::string pods_on_gpus(const PoolFacts& p, const PoolSpec& pool, const FleetSpec& fleet) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
   const std::int32_t per_gpu = pool.pods_per_gpu;
   const std::string sharing = sharing_label(pool, fleet);
   if (tp == 1 && per_gpu <= 1 && sharing.empty()) return std::to_string(p.pods) + " x " + p.gpu;
   const std::int64_t gpus = pool_gpus(p, per_gpu);
+  std::string how = tp > 1 ? "TP " + std::to_string(tp) : "";
+  if (per_gpu > 1 || tp == 1) how += (how.empty() ? "" : ", ") + std::to_string(per_gpu) + " a GPU";
   return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
-         " x " + p.gpu + " (" +
-         (tp > 1 ? "TP " + std::to_string(tp) : std::to_string(per_gpu) + " a GPU") + sharing + ")";
+         " x " + p.gpu + " (" + how + sharing + ")";
 }
 
 // A latency of the failures section: "11.59 s", or "-" when it never happened.

@@ -219,7 +219,7 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
   const std::int32_t share = std::max(1, pods_per_gpu);
-  return tp > 1 ? std::int64_t{p.pods} * tp : (std::int64_t{p.pods} + share - 1) / share;
+  return (std::int64_t{p.pods} + share - 1) / share * tp;
 }
 
 FleetFacts fleet_facts(const Scenario& s) {
@@ -371,7 +371,8 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   std::vector<PoolLayout> layout;
   for (const PoolSpec& pool : pool_specs) {
     builds.push_back(build_pod(pool, s.fleet));
-    layout.push_back({pool.pods, pool.pods_per_gpu});
+    layout.push_back({pool.pods, pool.pods_per_gpu,
+                      static_cast<int>(pool.server.get_int("tensor_parallel_size"))});
   }
   const std::int32_t block_size = builds.front().config.engine.block_size;
   const GatewayConfig gcfg = gateway_config_from(arm.gateway);

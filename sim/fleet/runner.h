@@ -63,8 +63,8 @@ struct RunResult {
 };
 
 FleetFacts fleet_facts(const Scenario& s);
-// The GPUs a pool's pods take: TP of them a pod at tensor-parallel size TP, one for every
-// `pods_per_gpu` co-located pods otherwise.
+// The GPUs a pool's pods take: TP of them (tensor-parallel size) for every `pods_per_gpu`
+// co-located pods.
 std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu);
 // What a policy of `arm` is built with: the fleet's pods and pools, the seed, and its stream
 // ("arm/<arm>/policy"; replica r > 0 of the gateway: "arm/<arm>/replica-<r>/policy").

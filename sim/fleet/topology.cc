@@ -15,11 +15,15 @@ Topology::Topology(const std::vector<PoolLayout>& pools, int gpus_per_node) {
     throw ScenarioError("topology: pods, pods_per_gpu and gpus_per_node must be >= 1");
   }
   for (const auto& pool : pools) {
-    if (pool.pods < 1 || pool.pods_per_gpu < 1) {
+    if (pool.pods < 1 || pool.pods_per_gpu < 1 || pool.gpus_per_pod < 1) {
       throw ScenarioError("topology: pods, pods_per_gpu and gpus_per_node must be >= 1");
     }
-    const int gpus = (pool.pods + pool.pods_per_gpu - 1) / pool.pods_per_gpu;
-    for (int p = 0; p < pool.pods; ++p) gpu_of_pod_.push_back(num_gpus_ + p / pool.pods_per_gpu);
+    const int groups = (pool.pods + pool.pods_per_gpu - 1) / pool.pods_per_gpu;
+    const int gpus = groups * pool.gpus_per_pod;
+    for (int p = 0; p < pool.pods; ++p) {
+      gpu_of_pod_.push_back(num_gpus_ + p / pool.pods_per_gpu * pool.gpus_per_pod);
+      gpus_of_pod_.push_back(pool.gpus_per_pod);
+    }
     for (int g = 0; g < gpus; ++g) node_of_gpu_.push_back(num_nodes_ + g / gpus_per_node);
     num_pods_ += pool.pods;
     num_gpus_ += gpus;
@@ -40,7 +44,9 @@ Topology::Topology(const std::vector<PoolLayout>& pools, int gpus_per_node) {
   }
   for (int p = 0; p < num_pods_; ++p) {
     const Vertex v = boost::add_vertex({Component::kPod, pod_name(p), p}, graph_);
-    boost::add_edge(gpus[static_cast<size_t>(gpu_of_pod(p))], v, graph_);
+    for (int g = 0; g < gpus_of_pod_[static_cast<size_t>(p)]; ++g) {
+      boost::add_edge(gpus[static_cast<size_t>(gpu_of_pod(p) + g)], v, graph_);
+    }
   }
 }
 

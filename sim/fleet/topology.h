@@ -22,10 +22,12 @@ struct TopologyVertex {
   int index = -1;  // pod, GPU or node index; -1 for the gateway and the picker
 };
 
-// One pool's layout: its pods, and how many of them share a GPU.
+// One pool's layout: its pods, how many of them share a GPU, and how many GPUs each spans
+// (tensor parallelism). `pods_per_gpu` pods of `gpus_per_pod` GPUs each share those GPUs.
 struct PoolLayout {
   int pods = 1;
   int pods_per_gpu = 1;
+  int gpus_per_pod = 1;
 };
 
 class Topology {
@@ -33,12 +35,14 @@ class Topology {
   // `pods` pods, `pods_per_gpu` of them sharing each GPU, `gpus_per_node` GPUs on each node.
   Topology(int pods, int pods_per_gpu, int gpus_per_node);
   // Several pools, numbered pool by pool: each pool starts on a GPU and a node of its own
-  // (pools differ in GPU type, so they never share one), `gpus_per_node` GPUs on each node.
+  // (pools differ in GPU type, so they never share one), `gpus_per_node` GPUs on each node. A
+  // pod of several GPUs hangs off each of them, so losing any of its GPUs' nodes loses it.
   Topology(const std::vector<PoolLayout>& pools, int gpus_per_node);
 
   int num_pods() const { return num_pods_; }
   int num_gpus() const { return num_gpus_; }
   int num_nodes() const { return num_nodes_; }
+  // The first of a pod's GPUs.
   int gpu_of_pod(int pod) const { return gpu_of_pod_.at(static_cast<size_t>(pod)); }
   int node_of_pod(int pod) const { return node_of_gpu_.at(static_cast<size_t>(gpu_of_pod(pod))); }
   static std::string pod_name(int i) { return "pod-" + std::to_string(i); }
@@ -58,7 +62,7 @@ class Topology {
 
   Graph graph_;
   int num_pods_ = 0, num_gpus_ = 0, num_nodes_ = 0;
-  std::vector<int> gpu_of_pod_, node_of_gpu_;
+  std::vector<int> gpu_of_pod_, gpus_of_pod_, node_of_gpu_;
 };
 
 }  // namespace fleetsim
