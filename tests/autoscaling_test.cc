@@ -150,6 +150,8 @@ TEST(Autoscaling, OnlyTheNamedPoolScales) {
   EXPECT_EQ(s.pools[0].metric, "none");
   EXPECT_DOUBLE_EQ(s.pools[0].pods.mean_pods, 2.0);
   EXPECT_NEAR(s.fleet.pod_seconds, s.pools[0].pods.pod_seconds + s.pools[1].pods.pod_seconds, 1e-6);
+  // A GPU a pod here: GPU time is pod time.
+  EXPECT_NEAR(s.fleet.gpu_seconds, s.fleet.pod_seconds, 1e-6);
   EXPECT_EQ(a.summary.failed, 0);
   // Pods 0-1 are the small tier, 2-7 the big tier's six slots; the added ones served big
   // requests only, and the small tier kept its two pods.
@@ -175,6 +177,23 @@ void expect_error(const std::string& autoscaling, const std::string& needle) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("bad.yaml:"), std::string::npos) << e.what();
   }
+}
+
+TEST(Autoscaling, GpuTimeCountsEachPodsGpus) {
+  // The big tier at TP 2, the small one two pods a GPU: 2 and 1/2 a GPU a pod.
+  std::string yaml = pooled_yaml(
+      "{pool: big, metric: request_rate, target: 4, min_pods: 1, "
+      "max_pods: 6, prestop_s: 2}");
+  yaml.replace(yaml.find("model: Llama-3.1-8B}"), 20,
+               "model: Llama-3.1-8B, server: {tensor_parallel_size: 2}}");
+  yaml.replace(yaml.find("model: Qwen2.5-7B-Instruct}"), 27,
+               "model: Qwen2.5-7B-Instruct, pods_per_gpu: 2, server: {gpu_memory_utilization: "
+               "0.45}}");
+  const AutoscalingSummary s =
+      *run_scenario(parse_scenario(yaml, "tiers.yaml")).arms[0].summary.autoscaling;
+  EXPECT_DOUBLE_EQ(s.pools[0].pods.gpu_seconds, s.pools[0].pods.pod_seconds / 2);
+  EXPECT_DOUBLE_EQ(s.pools[1].pods.gpu_seconds, s.pools[1].pods.pod_seconds * 2);
+  EXPECT_NEAR(s.fleet.gpu_seconds, s.pools[0].pods.gpu_seconds + s.pools[1].pods.gpu_seconds, 1e-6);
 }
 
 TEST(Autoscaling, BadSettingsAreNamed) {

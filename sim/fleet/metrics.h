@@ -185,6 +185,8 @@ struct AutoscalingPoint {
 // Pods holding a GPU over a run: from a pod's provisioning to its exit.
 struct PodTime {
   double pod_seconds = 0;
+  // The GPUs those pods held: each holds tensor_parallel_size / pods_per_gpu of them.
+  double gpu_seconds = 0;
   double mean_pods = 0;  // pod_seconds over the run
   std::int32_t peak_pods = 0;
   std::int32_t pods_added = 0, pods_removed = 0;

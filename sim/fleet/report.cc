@@ -39,6 +39,7 @@ nlohmann::json slo_json(const SloSpec& slo) {
 
 nlohmann::json pod_time_json(const PodTime& t) {
   return {{"pod_hours", rounded(t.pod_seconds / 3600.0)},
+          {"gpu_hours", rounded(t.gpu_seconds / 3600.0)},
           {"mean_pods", rounded(t.mean_pods)},
           {"peak_pods", t.peak_pods},
           {"pods_added", t.pods_added},
@@ -457,8 +458,17 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       row("  " + r.arms.front().summary.autoscaling->pools[p].pool,
           [&](const AutoscalingSummary& as) { return mean_peak(as.pools[p].pods); });
     }
-    row("GPU-hours (pod-hours)",
-        [](const AutoscalingSummary& as) { return fixed_text(as.fleet.pod_seconds / 3600.0, 2); });
+    // Pods of several GPUs (tensor parallelism) or sharing one hold GPUs and pods differently.
+    row("GPU-hours",
+        [](const AutoscalingSummary& as) { return fixed_text(as.fleet.gpu_seconds / 3600.0, 2); });
+    if (std::any_of(r.arms.begin(), r.arms.end(), [](const ArmResult& a) {
+          const PodTime& t = a.summary.autoscaling->fleet;
+          return std::abs(t.gpu_seconds - t.pod_seconds) > 1e-6 * std::max(1.0, t.pod_seconds);
+        })) {
+      row("pod-hours", [](const AutoscalingSummary& as) {
+        return fixed_text(as.fleet.pod_seconds / 3600.0, 2);
+      });
+    }
     row("pods added / removed", [](const AutoscalingSummary& as) {
       return std::to_string(as.fleet.pods_added) + " / " + std::to_string(as.fleet.pods_removed);
     });

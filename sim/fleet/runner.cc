@@ -602,6 +602,13 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
                              : autoscalers[static_cast<size_t>(k)]->summary(names[p], loop.now()));
     }
     as.fleet = fleet_clock.at_end(loop.now());
+    for (size_t p = 0; p < as.pools.size(); ++p) {
+      PodTime& t = as.pools[p].pods;
+      t.gpu_seconds = t.pod_seconds *
+                      static_cast<double>(pool_specs[p].server.get_int("tensor_parallel_size")) /
+                      pool_specs[p].pods_per_gpu;
+      as.fleet.gpu_seconds += t.gpu_seconds;
+    }
     for (const PoolScaling& p : as.pools) {
       as.fleet.pods_added += p.pods.pods_added;
       as.fleet.pods_removed += p.pods.pods_removed;

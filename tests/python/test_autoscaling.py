@@ -53,6 +53,7 @@ def test_timeline_and_totals(scenario, cli):
     assert static.summary["autoscaling"]["mean_pods"] == 2
     rows = {row["arm"]: row for row in result.summary_rows()}
     assert rows["hpa"]["autoscaling_pod_hours"] > rows["static"]["autoscaling_pod_hours"]
+    assert rows["hpa"]["autoscaling_gpu_hours"] == rows["hpa"]["autoscaling_pod_hours"]
     out = subprocess.run([str(cli), "run", str(scenario), "--format", "json"], check=True,
                          capture_output=True, text=True).stdout
     assert json.loads(out)["arms"][0]["summary"]["autoscaling"] == hpa.summary["autoscaling"]
