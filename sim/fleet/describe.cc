@@ -50,6 +50,10 @@ const std::vector<SectionSpec>& section_specs() {
        "fleet.gpus: your own GPUs, each a map of these datasheet figures, named by fleet.gpu or "
        "a pool's gpu like a catalog entry (fleetsim list gpus)",
        &gpu_def_spec()},
+      {"layout",
+       "fleet (or a pool): how pods sit on GPUs and nodes, and how co-located pods share a GPU "
+       "(docs/scenarios.md, \"Co-located pods\")",
+       &fleet_layout_spec()},
   };
   return kSections;
 }

@@ -404,8 +404,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
                           pods.Scalar());
     }
   }
-  const ParamSpec layout =
-      gpu_layout_spec(1, "time_slicing", 0).integer("gpus_per_node", 1, "GPUs per node", 1, 64);
+  const ParamSpec& layout = fleet_layout_spec();
   YAML::Node layout_node(YAML::NodeType::Map);
   for (const char* key :
        {"pods_per_gpu", "gpu_sharing", "mps_active_thread_percentage", "gpus_per_node"}) {
@@ -567,6 +566,13 @@ std::vector<std::string> pool_names(const FleetSpec& fleet) {
   std::vector<std::string> names;
   for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
   return names;
+}
+
+const ParamSpec& fleet_layout_spec() {
+  static const ParamSpec kSpec =
+      gpu_layout_spec(1, "time_slicing", 0)
+          .integer("gpus_per_node", 1, "GPUs per node (a node_loss fault's domain)", 1, 64);
+  return kSpec;
 }
 
 const ParamSpec& client_spec() {

@@ -124,4 +124,8 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& label,
 // The client section: how a client retries a failed request.
 const ParamSpec& client_spec();
 
+// The fleet-level keys that place pods on GPUs and nodes (pods_per_gpu, gpu_sharing,
+// mps_active_thread_percentage, gpus_per_node); a pool takes the first three over the fleet's.
+const ParamSpec& fleet_layout_spec();
+
 }  // namespace fleetsim
