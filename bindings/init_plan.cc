@@ -28,7 +28,9 @@ void init_plan(py::module_& m) {
         o.threads = threads;
         if (!window_s.is_none()) {
           if (!py::isinstance<py::str>(pods_path)) {
-            throw py::value_error("window_s plans one pod count (fleet.pods), not two");
+            throw py::value_error(
+                "window_s plans one pod count (fleet.pods, or one pool's fleet.pools.NAME.pods), "
+                "not two");
           }
           o.path = pods_path.cast<std::string>();
           const double w = window_s.cast<double>();
@@ -70,7 +72,8 @@ void init_plan(py::module_& m) {
       "None), frontier (the smallest b for each a that meets) and evaluated (each with pods\n"
       "[a, b], gpus and the figures above).\n"
       "\n"
-      "window_s (seconds) plans a schedule instead, as `fleetsim plan --window S`: per arm,\n"
+      "window_s (seconds) plans a schedule of pods_path instead (fleet.pods, or one pool's\n"
+      "pods, the other pools as each arm has them), as `fleetsim plan --window S`: per arm,\n"
       "windows [{start_s, end_s, requests, pods_needed, slo_attainment_pct,\n"
       "scheduled_slo_attainment_pct}], schedule (an autoscaling.schedule, or None), lead_s and\n"
       "check ({slo_attainment_pct, pod_hours, peak_pods, static_peak_pod_hours} of the run\n"

@@ -47,7 +47,10 @@ int run_plan_command(const PlanCommand& c) {
   o.seeds = c.seeds;
   o.threads = c.threads;
   if (c.window_s > 0) {
-    if (c.paths.size() == 2) throw ScenarioError("--window: one pod count (fleet.pods), not two");
+    if (c.paths.size() == 2) {
+      throw ScenarioError(
+          "--window: one pod count (fleet.pods, or one pool's fleet.pools.NAME.pods), not two");
+    }
     const WindowPlanResult r = run_window_plan(c.scenario, o, c.window_s);
     if (c.format == "json") {
       std::cout << window_plan_json(r).dump(2) << "\n";

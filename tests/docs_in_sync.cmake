@@ -3,7 +3,7 @@
 #    `fleetsim run scenarios/loxilb-3pod-long.yaml` (trailing spaces ignored);
 #  * docs/campaign.md's worked example: `fleetsim campaign scenarios/loxilb-3pod-long.yaml`;
 #  * docs/plan.md's worked examples: its `fleetsim plan` command, and `fleetsim plan --window` of
-#    scenarios/scale-to-zero.yaml;
+#    scenarios/scale-to-zero.yaml and of one pool of scenarios/pd-autoscale.yaml;
 #  * docs/autoscaling.md's four examples: `fleetsim run` of scenarios/autoscale-burst.yaml,
 #    scenarios/azure-conv-autoscale.yaml, scenarios/pd-autoscale.yaml and
 #    scenarios/scale-to-zero.yaml, and its sweep over the cooldown;
@@ -80,6 +80,10 @@ check_quoted(docs/pd-disaggregation.md "plan pd-disaggregation: fewest" plan
              --path fleet.pools.decode.pods --set "slo={ttft_ms: 3000, tpot_ms: 50}" --max-pods 8)
 check_quoted(docs/plan.md "plan scale-to-zero: fewest" plan scenarios/scale-to-zero.yaml
              --window 600 --max-pods 4 --set "arms=[{name: lo, policy: least_outstanding}]")
+check_quoted(docs/plan.md "plan pd-autoscale: fewest fleet.pools.prefill.pods" plan
+             scenarios/pd-autoscale.yaml --window 600 --path fleet.pools.prefill.pods
+             --max-pods 8 --set fleet.pools.decode.pods=3
+             "--set" "arms=[{name: lo, policy: least_outstanding}]")
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

@@ -110,9 +110,46 @@ TEST_F(WindowPlan, RefusalsNameWhatToFix) {
   const std::string pooled =
       testing::write_file(dir_ / "pooled.yaml", testing::small_pooled_scenario_yaml("round_robin") +
                                                     "slo: {ttft_ms: 500}\n");
-  PlanOptions pool;
-  pool.path = "fleet.pools.small.pods";
-  EXPECT_NE(error_of(pooled, pool, 100).find("--window plans fleet.pods"), std::string::npos);
+  EXPECT_NE(error_of(pooled, {}, 100)
+                .find("the fleet has pools; search one pool's pod count: --path "
+                      "fleet.pools.small.pods or --path fleet.pools.big.pods"),
+            std::string::npos);
+}
+
+TEST_F(WindowPlan, OnePoolAmongSeveralGetsItsOwnSchedule) {
+  // The burst over a pool "a" that the plan sizes and a pool "b" of two pods that stays as it is;
+  // least-outstanding spreads the requests over all of them.
+  const std::string path = testing::write_file(
+      dir_ / "pools.yaml",
+      "name: pools\nseed: 3\n"
+      "fleet:\n  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n"
+      "  pools:\n    - {name: a, pods: 1}\n    - {name: b, pods: 2}\n"
+      "workload:\n  type: open_loop\n  rate_schedule: '0:2, 100:2, 101:90, 200:90, 201:2'\n"
+      "  duration_s: 300\n  max_requests: 0\n"
+      "  prompt_tokens: {dist: uniform, low: 200, high: 1200}\n"
+      "  output_tokens: {dist: uniform, low: 50, high: 150}\n"
+      "slo: {ttft_ms: 300}\n"
+      "autoscaling: {provision_s: 10, load_time_s: 20, max_pods: 2}\n"
+      "arms:\n  - {name: lo, policy: least_outstanding}\n");
+  PlanOptions o;
+  o.path = "fleet.pools.a.pods";
+  o.max_pods = 16;
+  const WindowPlanResult r = run_window_plan(path, o, 100);
+  EXPECT_EQ(r.path, "fleet.pools.a.pods");
+  const ArmWindowPlan& a = r.arms.front();
+  ASSERT_EQ(a.windows.size(), 3u);
+  for (const PlanWindow& w : a.windows) ASSERT_TRUE(w.pods_needed.has_value());
+  EXPECT_EQ(*a.windows[0].pods_needed, 1);
+  // The scenario's max_pods (2) bounds its HPAs, not the plan.
+  EXPECT_GT(*a.windows[1].pods_needed, 2);
+  ASSERT_TRUE(a.check.has_value());
+  EXPECT_GE(a.check->attainment_pct, 90.0);
+  // The GPU time is pool a's: its peak held all along would cost more, and pool b's two pods for
+  // the run (300 s) are not in it.
+  EXPECT_LT(a.check->pod_hours, a.check->static_pod_hours);
+  EXPECT_DOUBLE_EQ(a.check->peak_pods, a.windows[1].scheduled_pods);
+  const nlohmann::json j = window_plan_json(r);
+  EXPECT_EQ(j["path"], "fleet.pools.a.pods");
 }
 
 }  // namespace

@@ -36,11 +36,42 @@ struct WindowCounts {
   }
 };
 
-// The arm's own HPA replaced, so the fleet is what the runs set it to. By index: a name may hold
-// a dot.
-std::string arm_autoscaling(size_t arm, const std::string& yaml_map) {
-  return "arms." + std::to_string(arm) + ".autoscaling=" + yaml_map;
-}
+// What the plan scales: the fleet's pods, or one pool's (the other pools keep what the arm gives
+// them, their HPAs included).
+struct Scaled {
+  std::string pods_path;  // fleet.pods or fleet.pools.NAME.pods
+  std::string pool;       // empty: the fleet
+
+  explicit Scaled(const std::string& path) : pods_path(path) {
+    const std::string prefix = "fleet.pools.";
+    if (path.starts_with(prefix)) {
+      pool = path.substr(prefix.size(), path.size() - prefix.size() - std::string(".pods").size());
+    }
+  }
+  std::string pods(int n) const { return pods_path + "=" + std::to_string(n); }
+  // The arms' own HPAs (for the pool) replaced, so the pods are what the runs set them to; every
+  // arm's, as a pod count outside another arm's bounds would make the scenario invalid. By
+  // index: an arm's name may hold a dot.
+  void set_hpas(std::vector<std::string>& sets, size_t arms, const std::string& yaml_map) const {
+    for (size_t arm = 0; arm < arms; ++arm) {
+      sets.push_back("arms." + std::to_string(arm) + ".autoscaling" +
+                     (pool.empty() ? "" : ".pools." + pool) + "=" + yaml_map);
+    }
+  }
+  const HpaSpec& hpa_of(const ArmSpec& arm) const {
+    for (const HpaSpec& h : arm.autoscaling) {
+      if (pool.empty() || h.pool_name == pool) return h;
+    }
+    throw InternalError("a schedule without its HPA");
+  }
+  const PodTime& time(const AutoscalingSummary& a) const {
+    if (pool.empty()) return a.fleet;
+    for (const PoolScaling& p : a.pools) {
+      if (p.pool == pool) return p.pods;
+    }
+    throw InternalError("no GPU time for pool " + pool);
+  }
+};
 
 // More windows than a day of minutes is a typo (and a run per window to trim them).
 constexpr size_t kMaxWindows = 1440;
@@ -48,14 +79,17 @@ constexpr size_t kMaxWindows = 1440;
 // Runs the arm on static fleets, memoised by pod count, over every seed.
 class StaticRuns {
  public:
-  StaticRuns(const std::string& path, const PlanOptions& o, size_t arm, TimeNs window)
-      : path_(path), o_(o), arm_(arm), window_(window) {}
+  StaticRuns(const std::string& path, const PlanOptions& o, size_t arms, size_t arm, TimeNs window)
+      : path_(path), o_(o), scaled_(o.path), arms_(arms), arm_(arm), window_(window) {}
 
   const WindowCounts& at(int pods) {
     if (const auto it = runs_.find(pods); it != runs_.end()) return it->second;
     std::vector<std::string> sets = o_.overrides;
-    sets.push_back("fleet.pods=" + std::to_string(pods));
-    sets.push_back(arm_autoscaling(arm_, "{metric: none, schedule: ''}"));
+    sets.push_back(scaled_.pods(pods));
+    // Its bounds too: the scenario's max_pods bounds what its HPA may do, not the plan.
+    const std::string n = std::to_string(pods);
+    scaled_.set_hpas(sets, arms_,
+                     "{metric: none, schedule: '', min_pods: " + n + ", max_pods: " + n + "}");
     const Scenario s = load_scenario(path_, sets);
     WindowCounts c;
     run_over_seeds(s, arm_, o_.seeds,
@@ -83,7 +117,8 @@ class StaticRuns {
  private:
   std::string path_;
   const PlanOptions& o_;
-  size_t arm_;
+  Scaled scaled_;
+  size_t arms_, arm_;
   TimeNs window_;
   std::map<int, WindowCounts> runs_;
 };
@@ -135,15 +170,14 @@ class ScheduledRuns {
  public:
   // to_zero: windows without requests want no pod, and the pool may scale to zero where the
   // gateway holds requests for a pod to come (gateway.hold_for_endpoints_s), as KEDA's does.
-  ScheduledRuns(const std::string& path, const PlanOptions& o, size_t arm, double window_s,
-                bool to_zero)
-      : path_(path), o_(o), arm_(arm), window_s_(window_s) {
+  ScheduledRuns(const std::string& path, const PlanOptions& o, size_t arms, size_t arm,
+                double window_s, bool to_zero)
+      : path_(path), o_(o), scaled_(o.path), arms_(arms), arm_(arm), window_s_(window_s) {
     // The arm's HPA settings (the scenario's provisioning and load times) under a placeholder.
     std::vector<std::string> sets = o.overrides;
-    sets.push_back(arm_autoscaling(arm_, "{metric: none, min_pods: 1, schedule: '0:1'}"));
+    scaled_.set_hpas(sets, arms_, "{metric: none, min_pods: 1, schedule: '0:1'}");
     const Scenario probe = load_scenario(path, sets);
-    if (probe.arms[arm].autoscaling.empty()) throw InternalError("a schedule without its HPA");
-    const Params& hpa = probe.arms[arm].autoscaling.front().params;
+    const Params& hpa = scaled_.hpa_of(probe.arms[arm]).params;
     lead_s_ = hpa.get_double("sync_period_s") + hpa.get_double("provision_s") +
               hpa.get_double("load_time_s");
     min_pods_ = to_zero && probe.arms[arm].gateway.get_double("hold_for_endpoints_s") > 0 ? 0 : 1;
@@ -157,15 +191,15 @@ class ScheduledRuns {
     out.schedule = schedule_text(pods, window_s_, lead_s_);
     const int peak = *std::max_element(pods.begin(), pods.end());
     std::vector<std::string> sets = o_.overrides;
-    sets.push_back("fleet.pods=" + std::to_string(std::max(1, pods.front())));
-    sets.push_back(arm_autoscaling(arm_, "{metric: none, min_pods: " + std::to_string(min_pods_) +
-                                             ", max_pods: " + std::to_string(std::max(1, peak)) +
-                                             ", schedule: '" + out.schedule + "'}"));
+    sets.push_back(scaled_.pods(std::max(1, pods.front())));
+    scaled_.set_hpas(sets, arms_,
+                     "{metric: none, min_pods: " + std::to_string(min_pods_) + ", max_pods: " +
+                         std::to_string(std::max(1, peak)) + ", schedule: '" + out.schedule + "'}");
     const Scenario s = load_scenario(path_, sets);
     ScheduleCheck& check = out.check;
     run_over_seeds(s, arm_, o_.seeds, [&](const ArmResult& a) {
       out.counts.add(a.records, s.slo, sec_to_ns(window_s_));
-      const PodTime& t = a.summary.autoscaling->fleet;
+      const PodTime& t = scaled_.time(*a.summary.autoscaling);
       check.pod_hours += t.pod_seconds / 3600.0;
       check.peak_pods += t.peak_pods;
       const double run_s = t.mean_pods > 0 ? t.pod_seconds / t.mean_pods : 0.0;
@@ -188,7 +222,8 @@ class ScheduledRuns {
  private:
   std::string path_;
   const PlanOptions& o_;
-  size_t arm_;
+  Scaled scaled_;
+  size_t arms_, arm_;
   double window_s_;
   double lead_s_ = 0;
   int min_pods_ = 1;
@@ -204,10 +239,10 @@ bool no_worse(const WindowCounts& trial, const WindowCounts& before, size_t wind
   return true;
 }
 
-ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm,
+ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arms, size_t arm,
                        const std::string& name, double window_s) {
   const TimeNs window = sec_to_ns(window_s);
-  StaticRuns runs(path, o, arm, window);
+  StaticRuns runs(path, o, arms, arm, window);
   // Doubling until every window meets the target (or max_pods), then each window's bisection
   // inside the bracket; the runs are shared by all windows.
   int hit = 1;
@@ -263,7 +298,7 @@ ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm
   // suffers for it.
   const bool idle_window = std::any_of(plan.windows.begin(), plan.windows.end(),
                                        [](const PlanWindow& w) { return *w.pods_needed == 0; });
-  ScheduledRuns scheduled(path, o, arm, window_s, idle_window);
+  ScheduledRuns scheduled(path, o, arms, arm, window_s, idle_window);
   plan.lead_s = scheduled.lead_s();
   std::vector<int> pods;
   for (const PlanWindow& w : plan.windows) pods.push_back(*w.pods_needed);
@@ -308,25 +343,22 @@ WindowPlanResult run_window_plan(const std::string& path, const PlanOptions& o, 
   if (!(window_s > 0) || window_s > 1e9) {
     throw ScenarioError("--window: expected seconds in (0, 1e9], got " + number(window_s));
   }
-  if (o.path != "fleet.pods") {
-    throw ScenarioError("--window plans fleet.pods (a schedule of the fleet's pods); --path " +
-                        o.path + " is not supported with it");
-  }
   WindowPlanResult r;
   r.scenario = base.name;
+  r.path = o.path;
   r.target_pct = o.target_pct;
   r.max_pods = o.max_pods;
   r.window_s = window_s;
   r.seeds = plan_seeds(base.seed, o.seeds);
   r.arms.resize(base.arms.size());
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
-    r.arms[a] = plan_arm(path, o, a, base.arms[a].name, window_s);
+    r.arms[a] = plan_arm(path, o, base.arms.size(), a, base.arms[a].name, window_s);
   }));
   return r;
 }
 
 nlohmann::json window_plan_json(const WindowPlanResult& r) {
-  nlohmann::json j = {{"scenario", r.scenario},         {"path", "fleet.pods"},
+  nlohmann::json j = {{"scenario", r.scenario},         {"path", r.path},
                       {"target_pct", r.target_pct},     {"max_pods", r.max_pods},
                       {"window_s", r.window_s},         {"seeds", r.seeds},
                       {"arms", nlohmann::json::array()}};
@@ -357,7 +389,7 @@ nlohmann::json window_plan_json(const WindowPlanResult& r) {
 }
 
 void write_window_plan_report(std::ostream& os, const WindowPlanResult& r) {
-  os << "plan " << r.scenario << ": fewest fleet.pods per " << number(r.window_s)
+  os << "plan " << r.scenario << ": fewest " << r.path << " per " << number(r.window_s)
      << " s window with SLO attainment >= " << r.target_pct << "%"
      << (r.seeds.size() > 1 ? " (mean of " + std::to_string(r.seeds.size()) + " seeds)" : "")
      << "\n";

@@ -50,6 +50,7 @@ struct ArmWindowPlan {
 
 struct WindowPlanResult {
   std::string scenario;
+  std::string path;  // the pod count scheduled: fleet.pods or fleet.pools.NAME.pods
   double target_pct = 0;
   int max_pods = 0;
   double window_s = 0;
@@ -57,8 +58,8 @@ struct WindowPlanResult {
   std::vector<ArmWindowPlan> arms;
 };
 
-// Throws ScenarioError as run_plan does, and for a window that is not positive or a fleet with
-// pools (the schedule scales fleet.pods).
+// Throws ScenarioError as run_plan does, and for a window that is not positive. With pools, it
+// schedules the pool of options.path; the others keep what each arm gives them (their HPAs too).
 WindowPlanResult run_window_plan(const std::string& scenario_path, const PlanOptions& options,
                                  double window_s);
 nlohmann::json window_plan_json(const WindowPlanResult& r);
