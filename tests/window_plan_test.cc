@@ -116,21 +116,25 @@ TEST_F(WindowPlan, RefusalsNameWhatToFix) {
             std::string::npos);
 }
 
+// The burst over a pool "a" of one pod and a pool "b" of two; least-outstanding spreads the
+// requests over all of them.
+std::string two_pools(const std::string& autoscaling) {
+  return "name: pools\nseed: 3\n"
+         "fleet:\n  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n"
+         "  pools:\n    - {name: a, pods: 1}\n    - {name: b, pods: 2}\n"
+         "workload:\n  type: open_loop\n  rate_schedule: '0:2, 100:2, 101:90, 200:90, 201:2'\n"
+         "  duration_s: 300\n  max_requests: 0\n"
+         "  prompt_tokens: {dist: uniform, low: 200, high: 1200}\n"
+         "  output_tokens: {dist: uniform, low: 50, high: 150}\n"
+         "slo: {ttft_ms: 300}\n"
+         "autoscaling: " +
+         autoscaling + "\narms:\n  - {name: lo, policy: least_outstanding}\n";
+}
+
 TEST_F(WindowPlan, OnePoolAmongSeveralGetsItsOwnSchedule) {
-  // The burst over a pool "a" that the plan sizes and a pool "b" of two pods that stays as it is;
-  // least-outstanding spreads the requests over all of them.
+  // The plan sizes pool a; pool b's two pods stay as they are.
   const std::string path = testing::write_file(
-      dir_ / "pools.yaml",
-      "name: pools\nseed: 3\n"
-      "fleet:\n  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n"
-      "  pools:\n    - {name: a, pods: 1}\n    - {name: b, pods: 2}\n"
-      "workload:\n  type: open_loop\n  rate_schedule: '0:2, 100:2, 101:90, 200:90, 201:2'\n"
-      "  duration_s: 300\n  max_requests: 0\n"
-      "  prompt_tokens: {dist: uniform, low: 200, high: 1200}\n"
-      "  output_tokens: {dist: uniform, low: 50, high: 150}\n"
-      "slo: {ttft_ms: 300}\n"
-      "autoscaling: {provision_s: 10, load_time_s: 20, max_pods: 2}\n"
-      "arms:\n  - {name: lo, policy: least_outstanding}\n");
+      dir_ / "pools.yaml", two_pools("{provision_s: 10, load_time_s: 20, max_pods: 2}"));
   PlanOptions o;
   o.path = "fleet.pools.a.pods";
   o.max_pods = 16;
@@ -150,6 +154,30 @@ TEST_F(WindowPlan, OnePoolAmongSeveralGetsItsOwnSchedule) {
   EXPECT_DOUBLE_EQ(a.check->peak_pods, a.windows[1].scheduled_pods);
   const nlohmann::json j = window_plan_json(r);
   EXPECT_EQ(j["path"], "fleet.pools.a.pods");
+}
+
+TEST_F(WindowPlan, AScenarioWhoseHpaNamesOnePoolPlansThatPoolOrSaysHowToWriteIt) {
+  // One HPA, for pool b: its pool is planned through that HPA's place; pool a, planned beside
+  // it, would need the pools form.
+  const std::string path = testing::write_file(
+      dir_ / "one-hpa.yaml",
+      two_pools("{pool: b, metric: request_rate, target: 4, provision_s: 10, load_time_s: 20}"));
+  PlanOptions o;
+  o.path = "fleet.pools.b.pods";
+  o.max_pods = 16;
+  const WindowPlanResult r = run_window_plan(path, o, 100);
+  ASSERT_TRUE(r.arms.front().check.has_value());
+  EXPECT_GT(*r.arms.front().windows[1].pods_needed, 2);
+  o.path = "fleet.pools.a.pods";
+  try {
+    run_window_plan(path, o, 100);
+    ADD_FAILURE() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("to plan --path fleet.pools.a.pods beside pool b's HPA, "
+                                         "write the autoscaling as pools: {b: {...}}"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

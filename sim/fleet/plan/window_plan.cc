@@ -41,6 +41,9 @@ struct WindowCounts {
 struct Scaled {
   std::string pods_path;  // fleet.pods or fleet.pools.NAME.pods
   std::string pool;       // empty: the fleet
+  // The pool's HPA given as the one HPA (`pool: NAME`), where the scenario's autoscaling names
+  // one pool and so takes no `pools` entry.
+  bool single = false;
 
   explicit Scaled(const std::string& path) : pods_path(path) {
     const std::string prefix = "fleet.pools.";
@@ -53,9 +56,10 @@ struct Scaled {
   // arm's, as a pod count outside another arm's bounds would make the scenario invalid. By
   // index: an arm's name may hold a dot.
   void set_hpas(std::vector<std::string>& sets, size_t arms, const std::string& yaml_map) const {
+    const std::string value = single ? "{pool: " + pool + ", " + yaml_map.substr(1) : yaml_map;
     for (size_t arm = 0; arm < arms; ++arm) {
       sets.push_back("arms." + std::to_string(arm) + ".autoscaling" +
-                     (pool.empty() ? "" : ".pools." + pool) + "=" + yaml_map);
+                     (pool.empty() || single ? "" : ".pools." + pool) + "=" + value);
     }
   }
   const HpaSpec& hpa_of(const ArmSpec& arm) const {
@@ -63,6 +67,30 @@ struct Scaled {
       if (pool.empty() || h.pool_name == pool) return h;
     }
     throw InternalError("a schedule without its HPA");
+  }
+  // For the plan of `o.path` on `base`. A scenario whose autoscaling names one pool (`pool: X`)
+  // takes no `pools` entry beside it: the planned pool's schedule then replaces that one HPA,
+  // which is refused when an arm scales another pool with it.
+  static Scaled choose(const std::string& path, const PlanOptions& o, const Scenario& base) {
+    Scaled s(o.path);
+    if (s.pool.empty()) return s;
+    std::vector<std::string> sets = o.overrides;
+    s.set_hpas(sets, base.arms.size(), "{metric: none, schedule: ''}");
+    try {
+      load_scenario(path, sets);
+      return s;
+    } catch (const ScenarioError& e) {
+      for (const ArmSpec& a : base.arms) {
+        for (const HpaSpec& h : a.autoscaling) {
+          if (h.pool_name == s.pool) continue;
+          throw ScenarioError(std::string(e.what()) + "; to plan --path " + o.path +
+                              " beside pool " + h.pool_name + "'s HPA, write the autoscaling as " +
+                              "pools: {" + h.pool_name + ": {...}}");
+        }
+      }
+      s.single = true;
+      return s;
+    }
   }
   const PodTime& time(const AutoscalingSummary& a) const {
     if (pool.empty()) return a.fleet;
@@ -79,8 +107,9 @@ constexpr size_t kMaxWindows = 1440;
 // Runs the arm on static fleets, memoised by pod count, over every seed.
 class StaticRuns {
  public:
-  StaticRuns(const std::string& path, const PlanOptions& o, size_t arms, size_t arm, TimeNs window)
-      : path_(path), o_(o), scaled_(o.path), arms_(arms), arm_(arm), window_(window) {}
+  StaticRuns(const std::string& path, const PlanOptions& o, const Scaled& scaled, size_t arms,
+             size_t arm, TimeNs window)
+      : path_(path), o_(o), scaled_(scaled), arms_(arms), arm_(arm), window_(window) {}
 
   const WindowCounts& at(int pods) {
     if (const auto it = runs_.find(pods); it != runs_.end()) return it->second;
@@ -170,9 +199,9 @@ class ScheduledRuns {
  public:
   // to_zero: windows without requests want no pod, and the pool may scale to zero where the
   // gateway holds requests for a pod to come (gateway.hold_for_endpoints_s), as KEDA's does.
-  ScheduledRuns(const std::string& path, const PlanOptions& o, size_t arms, size_t arm,
-                double window_s, bool to_zero)
-      : path_(path), o_(o), scaled_(o.path), arms_(arms), arm_(arm), window_s_(window_s) {
+  ScheduledRuns(const std::string& path, const PlanOptions& o, const Scaled& scaled, size_t arms,
+                size_t arm, double window_s, bool to_zero)
+      : path_(path), o_(o), scaled_(scaled), arms_(arms), arm_(arm), window_s_(window_s) {
     // The arm's HPA settings (the scenario's provisioning and load times) under a placeholder.
     std::vector<std::string> sets = o.overrides;
     scaled_.set_hpas(sets, arms_, "{metric: none, min_pods: 1, schedule: '0:1'}");
@@ -239,10 +268,10 @@ bool no_worse(const WindowCounts& trial, const WindowCounts& before, size_t wind
   return true;
 }
 
-ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arms, size_t arm,
-                       const std::string& name, double window_s) {
+ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, const Scaled& scaled,
+                       size_t arms, size_t arm, const std::string& name, double window_s) {
   const TimeNs window = sec_to_ns(window_s);
-  StaticRuns runs(path, o, arms, arm, window);
+  StaticRuns runs(path, o, scaled, arms, arm, window);
   // Doubling until every window meets the target (or max_pods), then each window's bisection
   // inside the bracket; the runs are shared by all windows.
   int hit = 1;
@@ -298,7 +327,7 @@ ArmWindowPlan plan_arm(const std::string& path, const PlanOptions& o, size_t arm
   // suffers for it.
   const bool idle_window = std::any_of(plan.windows.begin(), plan.windows.end(),
                                        [](const PlanWindow& w) { return *w.pods_needed == 0; });
-  ScheduledRuns scheduled(path, o, arms, arm, window_s, idle_window);
+  ScheduledRuns scheduled(path, o, scaled, arms, arm, window_s, idle_window);
   plan.lead_s = scheduled.lead_s();
   std::vector<int> pods;
   for (const PlanWindow& w : plan.windows) pods.push_back(*w.pods_needed);
@@ -351,8 +380,9 @@ WindowPlanResult run_window_plan(const std::string& path, const PlanOptions& o, 
   r.window_s = window_s;
   r.seeds = plan_seeds(base.seed, o.seeds);
   r.arms.resize(base.arms.size());
+  const Scaled scaled = Scaled::choose(path, o, base);
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
-    r.arms[a] = plan_arm(path, o, base.arms.size(), a, base.arms[a].name, window_s);
+    r.arms[a] = plan_arm(path, o, scaled, base.arms.size(), a, base.arms[a].name, window_s);
   }));
   return r;
 }
