@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 
@@ -127,6 +128,22 @@ TEST(ColocatedPods, AMigInstanceRunsLikeAGpuOfItsShare) {
   const ArmSummary lone = run_colocated(2, 1, "  gpu_sharing: mig\n", sets);
   const ArmSummary whole = run_colocated(1, 1, "", sets);
   EXPECT_GT(lone.tpot_ms.p50, 1.5 * whole.tpot_ms.p50);
+}
+
+TEST(ColocatedPods, TheResultSaysHowPodsShareTheirGpu) {
+  const auto fleet_of = [](const std::string& sharing) {
+    const Scenario s = parse_scenario(colocated_yaml(2, 1, sharing), "colocated.yaml",
+                                      {"workload.conversations=2"});
+    return result_json(run_scenario(s, 1), s)["fleet"];
+  };
+  const nlohmann::json sliced = fleet_of("");
+  EXPECT_EQ(sliced["pods_per_gpu"], 2);
+  EXPECT_FALSE(sliced.contains("gpu_sharing"));
+  const nlohmann::json mps = fleet_of(kMps);
+  EXPECT_EQ(mps["gpu_sharing"], "mps");
+  EXPECT_EQ(mps["mps_active_thread_percentage"], 50);
+  const nlohmann::json mig = fleet_of("  gpu_sharing: mig\n");
+  EXPECT_EQ(mig["mig_profile"], "2g, 2/4 of the memory");
 }
 
 }  // namespace

@@ -228,6 +228,20 @@ void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
   }
 }
 
+// How the pool's pods sit on GPUs, where it is not one pod a GPU of its own.
+void add_gpu_sharing(nlohmann::json& j, const PoolSpec& pool, const FleetSpec& fleet) {
+  if (pool.pods_per_gpu > 1) j["pods_per_gpu"] = pool.pods_per_gpu;
+  if (pool.gpu_sharing == GpuSharing::kTimeSlicing) return;
+  j["gpu_sharing"] = gpu_sharing_names()[static_cast<size_t>(pool.gpu_sharing)];
+  if (pool.gpu_sharing == GpuSharing::kMps) {
+    j["mps_active_thread_percentage"] = pool.mps_active_thread_percentage > 0
+                                            ? pool.mps_active_thread_percentage
+                                            : 100 / pool.pods_per_gpu;
+  } else if (const auto profile = mig_profile(find_gpu(fleet.gpus, pool.gpu), pool.pods_per_gpu)) {
+    j["mig_profile"] = profile->name();
+  }
+}
+
 }  // namespace
 
 nlohmann::json result_json(const RunResult& r, const Scenario& s) {
@@ -247,9 +261,11 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
                           {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
                           {"max_num_seqs", r.fleet.max_num_seqs}};
   if (!r.fleet.pools.empty()) add_pod_extras(fleet, r.fleet.pools.front());
+  if (s.fleet.pools.empty()) add_gpu_sharing(fleet, fleet_pools(s.fleet).front(), s.fleet);
   if (!s.fleet.pools.empty()) {
     nlohmann::json pools = nlohmann::json::array();
-    for (const auto& p : r.fleet.pools) {
+    for (size_t i = 0; i < r.fleet.pools.size(); ++i) {
+      const PoolFacts& p = r.fleet.pools[i];
       pools.push_back({{"name", p.name},
                        {"pods", p.pods},
                        {"gpu", p.gpu},
@@ -259,6 +275,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
                        {"max_num_batched_tokens", p.max_num_batched_tokens},
                        {"max_num_seqs", p.max_num_seqs}});
       add_pod_extras(pools.back(), p);
+      if (i < s.fleet.pools.size()) add_gpu_sharing(pools.back(), s.fleet.pools[i], s.fleet);
     }
     fleet["pools"] = pools;
   }
