@@ -207,6 +207,10 @@ TEST(Scenario, GpuSharingIsValidatedWhereItIsWritten) {
   e = error_of(pooled_with("model: Llama-3.1-8B}",
                            "model: Llama-3.1-8B, gpu_sharing: mps, cost_model: {type: fitted}}"));
   EXPECT_NE(e.find("bad.yaml:9: fleet.pools.1.gpu_sharing: mps needs"), std::string::npos) << e;
+  e = error_of(pooled_with("fleet:\n", "fleet:\n  mps_active_thread_percentage: 40\n"));
+  EXPECT_NE(e.find("fleet.mps_active_thread_percentage: applies only under gpu_sharing: mps"),
+            std::string::npos)
+      << e;
   // A pool inherits the fleet's way, and may say its own.
   const Scenario s = parse_scenario(
       pooled_with("fleet:\n", "fleet:\n  gpu_sharing: mps\n  mps_active_thread_percentage: 40\n"),

@@ -16,7 +16,6 @@
 #include "models/gpu_catalog.h"
 #include "models/kv_capacity.h"
 #include "models/llm_catalog.h"
-#include "models/mig.h"
 #include "models/trace_common.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
@@ -26,6 +25,7 @@
 #include "sim/fleet/gpu_defs.h"
 #include "sim/fleet/model_defs.h"
 #include "sim/fleet/scenario_autoscaling.h"
+#include "sim/fleet/scenario_layout.h"
 #include "sim/fleet/workload.h"
 #include "sim/fleet/workloads/workload_util.h"
 #include "sim/named.h"
@@ -159,92 +159,6 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
         (is_gpu ? "gpus (fleetsim describe gpu)" : "models (fleetsim describe model)"));
   }
   return name;
-}
-
-// vLLM processes sharing a GPU each take gpu_memory_utilization of it (of their own instance's
-// memory under MIG).
-void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_per_gpu,
-                     GpuSharing sharing, const Params& server) {
-  if (sharing == GpuSharing::kMig) return;
-  const double util = server.get_double("gpu_memory_utilization");
-  if (pods_per_gpu * util > 1.0 + 1e-9) {
-    throw ScenarioError(fmt::format(
-        "{}: {} pods per GPU x {:g} exceeds the GPU; expected at most {:.4g} (1 / pods_per_gpu)",
-        w.child("server").child("gpu_memory_utilization").at(n), pods_per_gpu, util,
-        1.0 / pods_per_gpu));
-  }
-}
-
-// The keys that say how pods sit on GPUs, fleet-wide or a pool's own (over the fleet's).
-ParamSpec gpu_layout_spec(std::int64_t pods_per_gpu, const std::string& sharing,
-                          std::int64_t mps_percentage) {
-  return ParamSpec()
-      .integer("pods_per_gpu", pods_per_gpu, "model servers sharing one GPU", 1, 64)
-      .text("gpu_sharing", sharing,
-            "how co-located pods share their GPU: time_slicing (separate contexts take turns, a "
-            "device plug-in's default), mps (NVIDIA MPS: their kernels run at once, a "
-            "compute-bound step beside a memory-bound one) or mig (each pod on a MIG instance, a "
-            "fixed slice of the SMs and the memory)",
-            gpu_sharing_names())
-      .integer("mps_active_thread_percentage", mps_percentage,
-               "under mps, the percentage of the SMs each pod may use "
-               "(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); 0: 100 / pods_per_gpu, as NVIDIA's device "
-               "plug-in sets it",
-               0, 100);
-}
-
-GpuSharing sharing_of(const Params& layout) {
-  const auto& names = gpu_sharing_names();
-  return static_cast<GpuSharing>(
-      std::find(names.begin(), names.end(), layout.get_string("gpu_sharing")) - names.begin());
-}
-
-// MPS needs to know what bounds each step, which only the roofline works out; an SM cap means
-// nothing without MPS; MIG needs a GPU that has it, room for the pods, and no tensor parallelism
-// (instances do not talk peer to peer). `pool` is the pool (or the fleet's one pool) at `n`.
-void check_gpu_sharing(const YAML::Node& n, const YamlWhere& w, const PoolSpec& pool,
-                       const FleetSpec& f) {
-  const auto at = [&](const char* key) {
-    const YAML::Node v = n.IsMap() ? n[key] : YAML::Node();
-    return w.child(key).at(v.IsDefined() ? v : n);
-  };
-  const std::string& sharing = gpu_sharing_names()[static_cast<size_t>(pool.gpu_sharing)];
-  if (pool.gpu_sharing != GpuSharing::kMps && pool.mps_active_thread_percentage != 0) {
-    throw ScenarioError(at("mps_active_thread_percentage") +
-                        ": applies only under gpu_sharing: mps; expected gpu_sharing: mps, or "
-                        "leave mps_active_thread_percentage out");
-  }
-  const std::string cost_type = pool.cost_model.get_string("type");
-  if (pool.gpu_sharing == GpuSharing::kMps && cost_type != "roofline") {
-    throw ScenarioError(at("gpu_sharing") +
-                        ": mps needs cost_model.type roofline, which says how much of each "
-                        "step is compute and how much memory traffic; the " +
-                        cost_type + " cost model does not (use time_slicing, or the roofline)");
-  }
-  if (pool.gpu_sharing != GpuSharing::kMig) return;
-  const GpuSpec& gpu = find_gpu(f.gpus, pool.gpu);
-  if (gpu.mig_slices == 0) {
-    std::vector<std::string> with_mig;
-    for (const GpuSpec& g : f.gpus) {
-      if (g.mig_slices > 0) with_mig.push_back(g.name);
-    }
-    for (const GpuSpec& g : gpu_catalog()) {
-      if (g.mig_slices > 0) with_mig.push_back(g.name);
-    }
-    throw ScenarioError(at("gpu_sharing") + ": " + sharing + ": the " + gpu.name +
-                        " has no MIG; GPUs with MIG: " + join(with_mig, ", ") +
-                        " (a GPU of fleet.gpus says its mig_slices)");
-  }
-  if (pool.pods_per_gpu > mig_max_instances(gpu)) {
-    throw ScenarioError(at("pods_per_gpu") + ": " + std::to_string(pool.pods_per_gpu) +
-                        " MIG instances on one " + gpu.name + "; expected at most " +
-                        std::to_string(mig_max_instances(gpu)));
-  }
-  if (pool.server.get_int("tensor_parallel_size") > 1) {
-    throw ScenarioError(w.child("server").child("tensor_parallel_size").at(n) +
-                        ": MIG instances do not talk peer to peer, so a pod cannot span several; "
-                        "expected 1 under gpu_sharing: mig");
-  }
 }
 
 // A cost_model section over `base`: with `calibration: FILE`, the file's values come between
@@ -427,12 +341,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
     check_gpu_sharing(n, w, fleet_pools(f).front(), f);
     return f;
   }
-  if (f.gpu_sharing != GpuSharing::kMps && f.mps_active_thread_percentage != 0) {
-    throw ScenarioError(
-        w.child("mps_active_thread_percentage").at(n["mps_active_thread_percentage"]) +
-        ": applies only under gpu_sharing: mps; expected gpu_sharing: mps, or "
-        "leave mps_active_thread_percentage out");
-  }
+  check_sm_cap(n, w, f.gpu_sharing, f.mps_active_thread_percentage);
   f.pools = parse_pools(pool_list, w.child("pools"), f);
   std::int32_t total = 0;
   for (const auto& p : f.pools) total += p.pods;
@@ -566,13 +475,6 @@ std::vector<std::string> pool_names(const FleetSpec& fleet) {
   std::vector<std::string> names;
   for (const PoolSpec& p : fleet_pools(fleet)) names.push_back(p.name);
   return names;
-}
-
-const ParamSpec& fleet_layout_spec() {
-  static const ParamSpec kSpec =
-      gpu_layout_spec(1, "time_slicing", 0)
-          .integer("gpus_per_node", 1, "GPUs per node (a node_loss fault's domain)", 1, 64);
-  return kSpec;
 }
 
 const ParamSpec& client_spec() {
