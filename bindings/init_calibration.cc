@@ -23,13 +23,15 @@ void init_calibration(py::module_& m) {
       [](const std::filesystem::path& csv_path, const std::string& form,
          const std::optional<std::string>& gpu, const std::optional<std::string>& model, int tp,
          int kv_dtype_bytes, double allreduce_bandwidth_gbs, double dequant_gemm_factor,
+         double unoverlapped_fraction, double kernel_floor_us,
          const std::map<std::string, double>& fix,
          const std::optional<std::filesystem::path>& out) {
         const Measurements measurements = read_measurements(csv_path.string());
         CalibrationOptions o;
         o.form = form;
-        o.target = {gpu.value_or(""), model.value_or(""),      tp,
-                    kv_dtype_bytes,   allreduce_bandwidth_gbs, dequant_gemm_factor};
+        o.target = {gpu.value_or(""),      model.value_or(""),      tp,
+                    kv_dtype_bytes,        allreduce_bandwidth_gbs, dequant_gemm_factor,
+                    unoverlapped_fraction, kernel_floor_us};
         o.fixed = fix;
         const CalibrationResult r = calibrate(measurements.steps, o, csv_path.string());
         const std::string yaml = calibration_yaml(r);
@@ -49,6 +51,8 @@ void init_calibration(py::module_& m) {
       py::arg("model") = py::none(), py::arg("tp") = 1, py::arg("kv_dtype_bytes") = 2,
       py::arg("allreduce_bandwidth_gbs") = 0.0,
       py::arg("dequant_gemm_factor") = kDefaultDequantGemmFactor,
+      py::arg("unoverlapped_fraction") = kDefaultUnoverlappedFraction,
+      py::arg("kernel_floor_us") = kDefaultKernelFloorUs,
       py::arg("fix") = std::map<std::string, double>{}, py::arg("out") = py::none(),
       "Fits the cost model to your own timings, as `fleetsim calibrate` does "
       "(docs/calibration.md).\n"
@@ -57,7 +61,8 @@ void init_calibration(py::module_& m) {
       "(prompt_tokens, cached_tokens, ttft_ms, tpot_ms, output_tokens). form: 'roofline' (fits\n"
       "compute_efficiency, bandwidth_efficiency and step_overhead_ms for `gpu` and `model`,\n"
       "with `tp`, `kv_dtype_bytes`, `allreduce_bandwidth_gbs` and `dequant_gemm_factor` as\n"
-      "served) or 'fitted' (the six coefficients). fix: {name: value} holds parameters instead\n"
+      "served, and the roofline's shape, `unoverlapped_fraction` and `kernel_floor_us`, held)\n"
+      "or 'fitted' (the six coefficients). fix: {name: value} holds parameters instead\n"
       "of fitting them. out: write the calibration file there.\n"
       "\n"
       "Returns a dict: form, source, layout, target, cost_model (the values a scenario's\n"

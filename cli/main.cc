@@ -167,6 +167,8 @@ struct CalibrateOptions {
   int kv_dtype_bytes = 2;
   double allreduce_bandwidth_gbs = 0;
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  double unoverlapped_fraction = kDefaultUnoverlappedFraction;
+  double kernel_floor_us = kDefaultKernelFloorUs;
   std::vector<std::string> fix;
   std::string out;
   std::string format = "table";
@@ -179,8 +181,14 @@ int cmd_calibrate(const CalibrateOptions& o) {
   }
   CalibrationOptions c;
   c.form = o.form;
-  c.target = {
-      o.gpu, o.model, o.tp, o.kv_dtype_bytes, o.allreduce_bandwidth_gbs, o.dequant_gemm_factor};
+  c.target = {o.gpu,
+              o.model,
+              o.tp,
+              o.kv_dtype_bytes,
+              o.allreduce_bandwidth_gbs,
+              o.dequant_gemm_factor,
+              o.unoverlapped_fraction,
+              o.kernel_floor_us};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
     double v = 0;
@@ -388,6 +396,16 @@ int main(int argc, char** argv) {
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "
                    "FP8 tensor cores, relative to BF16 GEMMs (the cost model's default)")
       ->check(CLI::Range(0.01, 1.0));
+  calibrate_cmd
+      ->add_option("--unoverlapped-fraction", cal.unoverlapped_fraction,
+                   "held, not fitted: fraction of min(compute, memory) a step does not overlap "
+                   "(the cost model's default)")
+      ->check(CLI::Range(0.0, 1.0));
+  calibrate_cmd
+      ->add_option("--kernel-floor-us", cal.kernel_floor_us,
+                   "held, not fitted: fixed time of each linear-layer kernel, us (the cost "
+                   "model's default)")
+      ->check(CLI::NonNegativeNumber);
   calibrate_cmd->add_option("--fix", cal.fix,
                             "hold a parameter at a value instead of fitting it: NAME=VALUE "
                             "(repeatable)");

@@ -64,6 +64,10 @@ struct RooflineTarget {
   // Speed of GEMMs that dequantize their weights (FP8 weights on a GPU without FP8 tensor
   // cores) relative to BF16 GEMMs; held, not fitted: the compute efficiency is fitted under it.
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  // The roofline's shape, also held: the fraction of min(compute, memory) not overlapped and the
+  // linear kernels' fixed time.
+  double unoverlapped_fraction = kDefaultUnoverlappedFraction;
+  double kernel_floor_us = kDefaultKernelFloorUs;
 };
 
 struct CalibrationOptions {

@@ -137,7 +137,9 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"tensor_parallel_size", r.target.tp},
                    {"kv_cache_dtype_bytes", r.target.kv_dtype_bytes},
                    {"allreduce_bandwidth_gbs", r.target.allreduce_bandwidth_gbs},
-                   {"dequant_gemm_factor", r.target.dequant_gemm_factor}};
+                   {"dequant_gemm_factor", r.target.dequant_gemm_factor},
+                   {"unoverlapped_fraction", r.target.unoverlapped_fraction},
+                   {"kernel_floor_us", r.target.kernel_floor_us}};
   }
   nlohmann::json cost_model = {{"type", r.form}};
   nlohmann::json params = nlohmann::json::object();

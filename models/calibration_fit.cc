@@ -305,13 +305,34 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (o.fixed.count("step_overhead_ms") && o.fixed.at("step_overhead_ms") < 0) {
     throw Error("--fix step_overhead_ms: expected a number >= 0");
   }
-  // Efficiency 1 and no overhead: compute_ms and memory_ms are the k = 1 times.
   if (!(t.dequant_gemm_factor >= 0.01 && t.dequant_gemm_factor <= 1.0)) {
     throw Error("the dequantizing-GEMM factor must be in [0.01, 1], got " +
                 fmt("%g", t.dequant_gemm_factor));
   }
-  const RooflineCostModel unit(gpu, llm, t.tp, 1.0, 1.0, 0.0, t.allreduce_bandwidth_gbs,
-                               t.kv_dtype_bytes, t.dequant_gemm_factor);
+  if (!(t.unoverlapped_fraction >= 0 && t.unoverlapped_fraction <= 1.0)) {
+    throw Error("the unoverlapped fraction must be in [0, 1], got " +
+                fmt("%g", t.unoverlapped_fraction));
+  }
+  if (!(t.kernel_floor_us >= 0)) {
+    throw Error("the kernel floor must be >= 0 us, got " + fmt("%g", t.kernel_floor_us));
+  }
+  // The held constants as the target gives them; efficiency 1, no overhead, no floor and a plain
+  // max(): compute_ms and memory_ms are the k = 1 times, linear in the unknowns.
+  RooflineConstants held;
+  held.allreduce_bandwidth_gbs = t.allreduce_bandwidth_gbs;
+  held.dequant_gemm_factor = t.dequant_gemm_factor;
+  held.unoverlapped_fraction = t.unoverlapped_fraction;
+  held.kernel_floor_us = t.kernel_floor_us;
+  RooflineConstants unit_constants = held;
+  unit_constants.compute_efficiency = 1.0;
+  unit_constants.bandwidth_efficiency = 1.0;
+  unit_constants.step_overhead_ms = 0.0;
+  unit_constants.unoverlapped_fraction = 0.0;
+  unit_constants.kernel_floor_us = 0.0;
+  const RooflineCostModel unit(gpu, llm, t.tp, unit_constants, t.kv_dtype_bytes);
+  const RooflineCostModel shape(gpu, llm, t.tp, held, t.kv_dtype_bytes);
+  const double floor_ms = shape.kernel_floor_ms();
+  const double alpha = shape.unoverlapped_fraction();
   const auto n = static_cast<Eigen::Index>(steps.size());
   Eigen::VectorXd compute(n), memory(n), y(n), w(n);
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -348,13 +369,24 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
       throw Error("cannot fit the roofline form: " + std::to_string(steps.size()) + " rows for " +
                   std::to_string(free.size()) + " parameters; time more steps");
     }
+    // A step takes overhead + max(kc C, km M + floor) + alpha min(kc C, km M + floor): in a
+    // known regime, linear in the three unknowns. A free efficiency that bounds no step is left
+    // unidentified (its column 0), not fitted from the unoverlapped part alone: that part is
+    // too small to pin it, and the error says which steps to time.
+    const bool any_compute = std::count(regime.begin(), regime.end(), 1) > 0;
+    const bool any_memory = std::count(regime.begin(), regime.end(), 0) > 0;
+    const bool weak_compute = !any_compute && !fixed.count("compute_efficiency");
+    const bool weak_memory = !any_memory && !fixed.count("bandwidth_efficiency");
     Eigen::MatrixXd x(n, 3);
+    Eigen::VectorXd target = y;
     for (Eigen::Index i = 0; i < n; ++i) {
       const bool c = regime[static_cast<size_t>(i)] != 0;
-      x.row(i) << 1.0, c ? compute(i) : 0.0, c ? 0.0 : memory(i);
+      const double cw = c ? 1.0 : (weak_compute ? 0.0 : alpha);
+      const double mw = c ? (weak_memory ? 0.0 : alpha) : 1.0;
+      x.row(i) << 1.0, cw * compute(i), mw * memory(i);
+      target(i) -= (c ? alpha : 1.0) * floor_ms;
     }
     const double values[3] = {overhead, kc, km};
-    Eigen::VectorXd target = y;
     Eigen::MatrixXd xf(n, static_cast<Eigen::Index>(free.size()));
     for (size_t j = 0, k = 0; j < 3; ++j) {
       if (k < free.size() && free[k] == j) {
@@ -386,10 +418,10 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
 
   for (std::int32_t it = 1;; ++it) {
     for (size_t i = 0; i < steps.size(); ++i) {
-      regime[i] =
-          kc * compute(static_cast<Eigen::Index>(i)) >= km * memory(static_cast<Eigen::Index>(i))
-              ? 1
-              : 0;
+      regime[i] = kc * compute(static_cast<Eigen::Index>(i)) >=
+                          km * memory(static_cast<Eigen::Index>(i)) + floor_ms
+                      ? 1
+                      : 0;
     }
     if (regime == previous) break;
     if (it > o.max_iterations) {
@@ -436,8 +468,13 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (unit.dequantizes_weights()) {
     r.settings.emplace_back("dequant_gemm_factor", t.dequant_gemm_factor);
   }
-  const RooflineCostModel model(gpu, llm, t.tp, eta_c, eta_m, overhead, t.allreduce_bandwidth_gbs,
-                                t.kv_dtype_bytes, t.dequant_gemm_factor);
+  r.settings.emplace_back("unoverlapped_fraction", t.unoverlapped_fraction);
+  r.settings.emplace_back("kernel_floor_us", t.kernel_floor_us);
+  RooflineConstants fitted = held;
+  fitted.compute_efficiency = eta_c;
+  fitted.bandwidth_efficiency = eta_m;
+  fitted.step_overhead_ms = overhead;
+  const RooflineCostModel model(gpu, llm, t.tp, fitted, t.kv_dtype_bytes);
   std::vector<double> predicted;
   std::vector<std::string> group;
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -64,8 +64,9 @@ TEST(Calibration, RooflineWithoutNoiseIsExact) {
 
 TEST(Calibration, RooflineStartsFarFromTheTruthAndSettles) {
   // Efficiencies far from the defaults the regimes start from.
-  const RooflineCostModel slow(find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1, 0.3, 0.95,
-                               0.5, 0.0);
+  const RooflineCostModel slow(
+      find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1,
+      {.compute_efficiency = 0.3, .bandwidth_efficiency = 0.95, .step_overhead_ms = 0.5});
   const CalibrationResult r = calibrate(synthetic_steps(slow, 300, 0.01, 3), roofline_options());
   EXPECT_NEAR(r.param("compute_efficiency"), 0.3, 0.3 * 0.02);
   EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.95, 0.95 * 0.02);
@@ -74,8 +75,9 @@ TEST(Calibration, RooflineStartsFarFromTheTruthAndSettles) {
 }
 
 TEST(Calibration, RooflineWithTensorParallelismSubtractsTheAllReduce) {
-  const RooflineCostModel tp2(find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 2, 0.65, 0.75, 1.0,
-                              0.0);
+  const RooflineCostModel tp2(
+      find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 2,
+      {.compute_efficiency = 0.65, .bandwidth_efficiency = 0.75, .step_overhead_ms = 1.0});
   CalibrationOptions o = roofline_options();
   o.target.gpu = "H100-SXM";
   o.target.model = "Llama-3.1-70B";
@@ -88,8 +90,11 @@ TEST(Calibration, RooflineWithTensorParallelismSubtractsTheAllReduce) {
 
 TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {
   // FP8 weights on an A100 (no FP8 tensor cores): the linear layers run at factor x efficiency.
-  const RooflineCostModel fp8(find_gpu("A100-80GB-PCIe"), find_model("Qwen3-32B-FP8"), 1, 0.7, 0.75,
-                              1.5, 0.0, 2, 0.5);
+  const RooflineCostModel fp8(find_gpu("A100-80GB-PCIe"), find_model("Qwen3-32B-FP8"), 1,
+                              {.compute_efficiency = 0.7,
+                               .bandwidth_efficiency = 0.75,
+                               .step_overhead_ms = 1.5,
+                               .dequant_gemm_factor = 0.5});
   CalibrationOptions o = roofline_options();
   o.target.gpu = "A100-80GB-PCIe";
   o.target.model = "Qwen3-32B-FP8";
@@ -97,12 +102,14 @@ TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {
   const CalibrationResult r = calibrate(synthetic_steps(fp8, 150, 0.0, 16), o);
   EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
   EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
-  ASSERT_EQ(r.settings.size(), 1u);
+  ASSERT_EQ(r.settings.size(), 3u);
   EXPECT_EQ(r.settings[0].first, "dequant_gemm_factor");
   EXPECT_NE(calibration_yaml(r).find("  dequant_gemm_factor: 0.5\n"), std::string::npos);
-  // A BF16 model has no such setting.
-  EXPECT_TRUE(calibrate(synthetic_steps(truth_roofline(), 60, 0.0, 17), roofline_options())
-                  .settings.empty());
+  // A BF16 model has no such setting, only the roofline's shape, held at what it was fitted with.
+  const auto bf16 = calibrate(synthetic_steps(truth_roofline(), 60, 0.0, 17), roofline_options());
+  ASSERT_EQ(bf16.settings.size(), 2u);
+  EXPECT_EQ(bf16.settings[0].first, "unoverlapped_fraction");
+  EXPECT_EQ(bf16.settings[1].first, "kernel_floor_us");
 }
 
 TEST(Calibration, FittedRecoversKnownCoefficients) {
@@ -207,8 +214,9 @@ TEST(Calibration, RooflineWithoutComputeBoundStepsNamesComputeEfficiency) {
 }
 
 TEST(Calibration, RooflineClampsANegativeOverheadAtZero) {
-  const RooflineCostModel none(find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1, 0.6, 0.7,
-                               0.0, 0.0);
+  const RooflineCostModel none(
+      find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1,
+      {.compute_efficiency = 0.6, .bandwidth_efficiency = 0.7, .step_overhead_ms = 0.0});
   auto steps = synthetic_steps(none, 60, 0.0, 10);
   for (auto& s : steps) s.step_ms -= 0.5;  // as if every step had a negative overhead
   const CalibrationResult r = calibrate(steps, roofline_options());
@@ -220,8 +228,9 @@ TEST(Calibration, RooflineClampsANegativeOverheadAtZero) {
 
 TEST(Calibration, RooflineOnTheWrongGpuIsRejected) {
   // H100 steps read as A100 steps: faster than the A100's peak allows.
-  const RooflineCostModel h100(find_gpu("H100-SXM"), find_model("Llama-3.1-8B"), 1, 0.6, 0.7, 2.0,
-                               0.0);
+  const RooflineCostModel h100(
+      find_gpu("H100-SXM"), find_model("Llama-3.1-8B"), 1,
+      {.compute_efficiency = 0.6, .bandwidth_efficiency = 0.7, .step_overhead_ms = 2.0});
   const std::string e = error_of(synthetic_steps(h100, 60, 0.0, 11), roofline_options());
   EXPECT_NE(e.find("outside [0.01, 1]"), std::string::npos) << e;
   EXPECT_NE(e.find("check --gpu"), std::string::npos) << e;

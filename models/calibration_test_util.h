@@ -94,8 +94,9 @@ std::vector<StepSample> synthetic_steps(const Model& model, int rows, double noi
 // The truth the roofline tests recover: A100-80GB-SXM, Llama-3.1-8B, efficiencies 0.6 / 0.7,
 // overhead 2 ms.
 inline RooflineCostModel truth_roofline() {
-  return RooflineCostModel(find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1, 0.6, 0.7, 2.0,
-                           0.0);
+  return RooflineCostModel(
+      find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1,
+      {.compute_efficiency = 0.6, .bandwidth_efficiency = 0.7, .step_overhead_ms = 2.0});
 }
 
 inline FittedCoefficients truth_fitted() {

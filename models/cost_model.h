@@ -59,8 +59,15 @@ TimeNs overlapped_step_time(TimeNs step, TimeNs host);
 
 // Calibrated defaults, shared by every scenario (see cost_model.cc for the derivations).
 inline constexpr double kDefaultComputeEfficiency = 0.73;
-inline constexpr double kDefaultBandwidthEfficiency = 0.78;
+inline constexpr double kDefaultBandwidthEfficiency = 0.82;
 inline constexpr double kDefaultStepOverheadMs = 1.5;
+// A step's arithmetic and its DRAM traffic overlap imperfectly: this fraction of the shorter of
+// the two is not hidden behind the longer (steps near the roofline's ridge run up to 1.5 times
+// max(compute, memory) in the Vidur profiles).
+inline constexpr double kDefaultUnoverlappedFraction = 0.62;
+// Fixed time of each linear-layer kernel beyond streaming its weights (launch, ramp-up, tail):
+// what makes the small per-GPU matrices of high tensor-parallel sizes slower than their bytes.
+inline constexpr double kDefaultKernelFloorUs = 4.2;
 // Weight-only quantized GEMMs that dequantize inside the kernel (Marlin: INT4 W4A16, FP8 weights
 // on a GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
 // Measured for Marlin INT4 on an A100 (vllm-project/vllm#2497); the FP8 and FP4 Marlin variants
@@ -72,31 +79,51 @@ inline constexpr double kDefaultDequantGemmFactor = 0.62;
 // tokens send messages that small, so this, not the link bandwidth, sets their all-reduce time.
 inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 
+// The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
+// ones every scenario shares.
+struct RooflineConstants {
+  double compute_efficiency = kDefaultComputeEfficiency;
+  double bandwidth_efficiency = kDefaultBandwidthEfficiency;
+  double step_overhead_ms = kDefaultStepOverheadMs;
+  double allreduce_bandwidth_gbs = 0;  // <= 0: the GPU catalog's interconnect
+  double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  double allreduce_latency_us = kDefaultAllreduceLatencyUs;
+  double unoverlapped_fraction = kDefaultUnoverlappedFraction;
+  double kernel_floor_us = kDefaultKernelFloorUs;
+};
+
+// Linear-layer kernels a layer launches: QKV, output projection, gate/up, down (an MoE layer's
+// two grouped expert GEMMs take the MLP's two places).
+inline constexpr double kLinearKernelsPerLayer = 4.0;
+
 class RooflineCostModel : public CostModel {
  public:
-  // allreduce_bandwidth_gbs <= 0 means the GPU's catalog interconnect bandwidth.
-  RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, double compute_efficiency,
-                    double bandwidth_efficiency, double step_overhead_ms,
-                    double allreduce_bandwidth_gbs, std::int32_t kv_dtype_bytes = 2,
-                    double dequant_gemm_factor = kDefaultDequantGemmFactor,
-                    double allreduce_latency_us = kDefaultAllreduceLatencyUs);
+  RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, RooflineConstants k = {},
+                    std::int32_t kv_dtype_bytes = 2);
 
   // Per-GPU quantities of one step, for tests and diagnostics.
   struct Breakdown {
-    double flops = 0;         // per GPU
-    double bytes = 0;         // per GPU, DRAM traffic
-    double compute_ms = 0;    // FLOPs at the effective peak(s)
-    double memory_ms = 0;     // bytes at the effective bandwidth
-    double allreduce_ms = 0;  // tensor-parallel all-reduces (0 at tp = 1)
-    double overhead_ms = 0;   // fixed per-step cost
-    double total_ms = 0;      // max(compute, memory) + all-reduce + overhead
+    double flops = 0;            // per GPU
+    double bytes = 0;            // per GPU, DRAM traffic
+    double compute_ms = 0;       // FLOPs at the effective peak(s)
+    double memory_ms = 0;        // bytes at the effective bandwidth, plus the kernels' floor
+    double kernel_floor_ms = 0;  // of memory_ms: the linear kernels' fixed time
+    double allreduce_ms = 0;     // tensor-parallel all-reduces (0 at tp = 1)
+    double overhead_ms = 0;      // fixed per-step cost
+    double gpu_ms = 0;           // max(compute, memory) + unoverlapped x min(compute, memory)
+    double total_ms = 0;         // gpu_ms + all-reduce + overhead
   };
   Breakdown breakdown(std::span<const BatchEntry> batch) const;
+  // The linear kernels' fixed time of one step, ms (part of every step's memory_ms).
+  double kernel_floor_ms() const;
+  // The fraction of min(compute, memory) a step does not overlap: the constant's, except where
+  // the linear layers dequantize their weights (Marlin), whose kernels overlap by design.
+  double unoverlapped_fraction() const;
 
   TimeNs step_time(std::span<const BatchEntry> batch) const override;
   std::string describe() const override;
-  TimeNs host_overhead() const override { return ms_to_ns(step_overhead_ms_); }
-  // compute_ms and memory_ms over the GPU's part of the step (max of the two + all-reduce).
+  TimeNs host_overhead() const override { return ms_to_ns(k_.step_overhead_ms); }
+  // compute_ms and memory_ms over the GPU's part of the step (gpu_ms + all-reduce).
   GpuDemand gpu_demand(std::span<const BatchEntry> batch) const override;
   bool knows_gpu_demand() const override { return true; }
 
@@ -121,12 +148,7 @@ class RooflineCostModel : public CostModel {
   GpuSpec gpu_;
   LlmSpec llm_;
   std::int32_t tp_;
-  double compute_efficiency_;
-  double bandwidth_efficiency_;
-  double step_overhead_ms_;
-  double allreduce_bandwidth_gbs_;
-  double dequant_gemm_factor_;
-  double allreduce_latency_us_;
+  RooflineConstants k_;                    // allreduce_bandwidth_gbs resolved to the link's
   std::int64_t kv_bytes_per_token_layer_;  // per GPU
 };
 

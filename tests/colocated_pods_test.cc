@@ -94,11 +94,14 @@ TEST(ColocatedPods, UnderMpsTwoDecodingPodsStillShareTheBandwidth) {
 
 TEST(ColocatedPods, TheDevicePluginsSmCapHoldsALonePodsPrefills) {
   // One conversation at a time: each pod is alone on the GPU, and may use half of its SMs
-  // (100 / pods_per_gpu). Prefills, compute-bound, take about twice as long; decodes, which
-  // need far less than half the arithmetic, do not notice.
+  // (100 / pods_per_gpu). A prefill's arithmetic takes twice as long; alone, the step also paid
+  // the part of its memory time that did not overlap, and the host's fixed costs, so the first
+  // token comes 1.4 to 2 times later. Decodes, which need far less than half the arithmetic, do
+  // not notice.
   const ArmSummary capped = run_colocated(2, 1, kMps);
   const ArmSummary alone = run_colocated(1, 1);
-  EXPECT_GT(capped.ttft_ms.p50, 1.6 * alone.ttft_ms.p50);
+  EXPECT_GT(capped.ttft_ms.p50, 1.4 * alone.ttft_ms.p50);
+  EXPECT_LT(capped.ttft_ms.p50, 2.0 * alone.ttft_ms.p50);
   EXPECT_DOUBLE_EQ(capped.tpot_ms.p50, alone.tpot_ms.p50);
   // Without the cap, MPS leaves a lone pod its solo speed.
   const ArmSummary uncapped = run_colocated(2, 1, kMpsUncapped);

@@ -266,6 +266,8 @@ def calibrate(
     kv_dtype_bytes: int = 2,
     allreduce_bandwidth_gbs: float = 0.0,
     dequant_gemm_factor: float = 0.62,
+    unoverlapped_fraction: float = 0.62,
+    kernel_floor_us: float = 4.2,
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]: ...

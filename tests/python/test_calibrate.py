@@ -29,6 +29,20 @@ def test_roofline_recovers_the_example_constants(source_dir, tmp_path):
                              overrides={"fleet.cost_model.calibration": str(out)})
     assert scenario.cost_model["compute_efficiency"] == pytest.approx(
         r["params"]["compute_efficiency"]["value"], rel=1e-5)
+    # The roofline's shape is held, and written into the file so a scenario runs with it.
+    assert r["cost_model"]["unoverlapped_fraction"] == pytest.approx(0.62)
+    assert scenario.cost_model["kernel_floor_us"] == pytest.approx(4.2)
+
+
+def test_the_roofline_shape_is_held_as_given(source_dir):
+    csv = source_dir / EXAMPLES / "a100-llama-3.1-8b-steps.csv"
+    plain = fleetsim.calibrate(csv, "roofline", gpu="A100-80GB-SXM", model="Llama-3.1-8B",
+                               unoverlapped_fraction=0.0, kernel_floor_us=0.0)
+    assert plain["cost_model"]["unoverlapped_fraction"] == 0.0
+    assert plain["target"]["kernel_floor_us"] == 0.0
+    # The example was generated with the default shape: a plain max() fits it worse.
+    shaped = fleetsim.calibrate(csv, "roofline", gpu="A100-80GB-SXM", model="Llama-3.1-8B")
+    assert plain["quality"][0]["rmse_ms"] > shaped["quality"][0]["rmse_ms"]
 
 
 def test_fitted_form_and_fixed_parameters(source_dir):

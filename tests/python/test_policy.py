@@ -357,9 +357,10 @@ def test_a_routing_delay_is_waited_before_the_pick(small_yaml):
 
     added = ttft_ms("py_deliberates") - ttft_ms("py_least_loaded_affinity")
     # The first request meets an idle fleet: exactly the delay. Later ones shift with the steps
-    # they join, so only their median is the delay.
+    # they join (a step of this 7B model on an L40S is ~20 ms), so only their median is about the
+    # delay, within half a step.
     assert added.iloc[0] == pytest.approx(50.0)
-    assert added.median() == pytest.approx(50.0, abs=5.0)
+    assert added.median() == pytest.approx(50.0, abs=10.0)
 
 
 class BadPoolOrDelay(fleetsim.RoutingPolicy):
