@@ -405,7 +405,7 @@ int main(int argc, char** argv) {
       ->add_option("--kernel-floor-us", cal.kernel_floor_us,
                    "held, not fitted: fixed time of each linear-layer kernel, us (the cost "
                    "model's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 1000.0));
   calibrate_cmd->add_option("--fix", cal.fix,
                             "hold a parameter at a value instead of fitting it: NAME=VALUE "
                             "(repeatable)");
