@@ -316,8 +316,9 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (!(t.kernel_floor_us >= 0)) {
     throw Error("the kernel floor must be >= 0 us, got " + fmt("%g", t.kernel_floor_us));
   }
-  // The held constants as the target gives them; efficiency 1, no overhead, no floor and a plain
-  // max(): compute_ms and memory_ms are the k = 1 times, linear in the unknowns.
+  // `held`: the constants the target gives and the fit keeps. `unit`: efficiency 1, no overhead,
+  // no floor and a plain max(), so its compute_ms and memory_ms are the k = 1 times, linear in
+  // the unknowns; `shape` gives the floor and the fraction the fit holds.
   RooflineConstants held;
   held.allreduce_bandwidth_gbs = t.allreduce_bandwidth_gbs;
   held.dequant_gemm_factor = t.dequant_gemm_factor;
