@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/option_checks.h"
 #include "sim/errors.h"
 #include "sim/fleet/campaign/campaign.h"
 
@@ -22,12 +23,12 @@ void add_campaign_command(CLI::App& app, CampaignCommand& c) {
       ->add_option("--replicates", c.replicates,
                    "seeds of the A/B phase (default: the scenario's "
                    "campaign.replicates, 5)")
-      ->check(CLI::Range(2, 10000));
+      ->check(integer_in(2, 10000));
   c.app->add_option("--set", c.sets, "override a field for every phase: PATH=VALUE");
   c.app->add_option("--format", c.format, "output format")->check(CLI::IsMember({"table", "json"}));
   c.app->add_option("--out", c.out_dir, "also write campaign.json here");
   c.app->add_option("--threads", c.threads, "threads (0 = all cores); results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(threads_check());
   c.app->add_flag("--strict", c.strict, "exit 1 unless the verdict is PUBLISHABLE");
 }
 

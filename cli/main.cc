@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/campaign_cmd.h"
+#include "cli/option_checks.h"
 #include "cli/plan_cmd.h"
 #include "models/calibration.h"
 #include "models/cost_model.h"
@@ -196,7 +197,9 @@ int cmd_calibrate(const CalibrateOptions& o) {
     if (eq == std::string::npos || eq == 0 || !(value >> v) || !value.eof()) {
       throw Error("--fix " + f + ": expected NAME=VALUE, e.g. decode_c_ms_per_seq=0.02");
     }
-    c.fixed[f.substr(0, eq)] = v;
+    if (!c.fixed.emplace(f.substr(0, eq), v).second) {
+      throw Error("--fix " + f.substr(0, eq) + ": given twice; fix each parameter once");
+    }
   }
   const CalibrationResult r = calibrate(m.steps, c, o.measurements);
   const std::string yaml = calibration_yaml(r);
@@ -319,7 +322,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run.sets,
                       "override a field by dotted path: PATH=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::threads_check());
 
   SweepOptions sweep;
   CLI::App* sweep_cmd =
@@ -337,7 +340,7 @@ int main(int argc, char** argv) {
   sweep_cmd
       ->add_option("--threads", sweep.threads,
                    "threads (0 = all cores); results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::threads_check());
 
   cli::CampaignCommand campaign;
   cli::add_campaign_command(app, campaign);
@@ -358,9 +361,9 @@ int main(int argc, char** argv) {
                    "run every check with this many seeds (the scenario's, then the next ones) and "
                    "judge the mean; the report adds how many seeds pass on their own, and the "
                    "range")
-      ->check(CLI::Range(1, 1000));
+      ->check(cli::integer_in(1, 1000));
   validate_cmd->add_option("--threads", val.threads, "threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::threads_check());
 
   CalibrateOptions cal;
   CLI::App* calibrate_cmd = app.add_subcommand(
@@ -382,30 +385,30 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--model", cal.model,
                             "model the timings come from (fleetsim list models)");
   calibrate_cmd->add_option("--tp", cal.tp, "tensor parallel size of the measured server")
-      ->check(CLI::Range(1, 64));
+      ->check(cli::integer_in(1, 64));
   calibrate_cmd
       ->add_option("--kv-dtype-bytes", cal.kv_dtype_bytes,
                    "bytes per KV element of the measured server (2 = bf16/fp16, 1 = fp8)")
-      ->check(CLI::Range(1, 4));
+      ->check(cli::integer_in(1, 4));
   calibrate_cmd
       ->add_option("--allreduce-bandwidth-gbs", cal.allreduce_bandwidth_gbs,
                    "per-direction GPU link bandwidth for tp > 1, GB/s (0 = the GPU catalog's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::number_in(0.0, 1e6));
   calibrate_cmd
       ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "
                    "FP8 tensor cores, relative to BF16 GEMMs (the cost model's default)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(cli::number_in(0.01, 1.0));
   calibrate_cmd
       ->add_option("--unoverlapped-fraction", cal.unoverlapped_fraction,
                    "held, not fitted: fraction of min(compute, memory) a step does not overlap "
                    "(the cost model's default)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(cli::number_in(0.0, 1.0));
   calibrate_cmd
       ->add_option("--kernel-floor-us", cal.kernel_floor_us,
                    "held, not fitted: fixed time of each linear-layer kernel, us (the cost "
                    "model's default)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(cli::number_in(0.0, 1000.0));
   calibrate_cmd->add_option("--fix", cal.fix,
                             "hold a parameter at a value instead of fitting it: NAME=VALUE "
                             "(repeatable)");
@@ -429,7 +432,32 @@ int main(int argc, char** argv) {
       "policy, workload, fault kind, server, cost_model, slo, model, gpu, campaign, "
       "autoscaling or faults");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty()) {
+      // No command was recognised: name the word taken for one, and the valid ones.
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names.push_back(sub->get_name());
+      }
+      std::string valid;
+      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+      for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--log-level") ++i;
+        if (arg.empty() || arg[0] == '-' || arg == "--log-level") continue;
+        std::cerr << "error: unknown command '" << arg << "'; valid commands: " << valid << "\n";
+        return 2;
+      }
+      std::cerr << "error: " << e.what() << "; valid commands: " << valid << "\n";
+      return 2;
+    }
+    app.exit(e);  // CLI11's message and its pointer to --help
+    return 2;
+  }
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {
     if (*run_cmd) return cmd_run(run);

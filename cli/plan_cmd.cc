@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/option_checks.h"
 #include "sim/errors.h"
 #include "sim/fleet/plan/pair_plan.h"
 #include "sim/fleet/plan/plan.h"
@@ -14,24 +15,24 @@ void add_plan_command(CLI::App& app, PlanCommand& c) {
       "plan", "find, per arm, the smallest pod count whose SLO attainment reaches a target");
   c.app->add_option("scenario", c.scenario, "scenario YAML file (with an slo section)")->required();
   c.app->add_option("--target", c.target, "SLO attainment to reach, percent of requests")
-      ->check(CLI::Range(0.001, 100.0));
+      ->check(number_in(0.001, 100.0));
   c.app->add_option("--max-pods", c.max_pods, "give up above this many pods")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_in(1, 100000));
   c.app->add_option("--path", c.paths,
                     "the pod count to search (default fleet.pods; a pool's: "
                     "fleet.pools.NAME.pods); given twice, two pools' counts searched together "
                     "for the fewest GPUs (xPyD)");
   c.app->add_option("--seeds", c.seeds, "attainment at a count: the mean over this many seeds")
-      ->check(CLI::Range(1, 1000));
+      ->check(integer_in(1, 1000));
   c.app
       ->add_option("--window", c.window_s,
                    "seconds: plan the fewest pods per window of the workload and write them as "
                    "an autoscaling.schedule, checked by a run (open-loop workloads and traces)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1e-3, 1e9));
   c.app->add_option("--set", c.sets, "override a field for every run: PATH=VALUE");
   c.app->add_option("--format", c.format, "output format")->check(CLI::IsMember({"table", "json"}));
   c.app->add_option("--threads", c.threads, "threads (0 = all cores); results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(threads_check());
 }
 
 int run_plan_command(const PlanCommand& c) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -245,6 +246,12 @@ Measurements parse_measurements(const std::string& text, const std::string& labe
     }
     if (header.empty()) {
       header = cells;
+      for (auto c = header.begin(); c != header.end(); ++c) {
+        if (std::find(header.begin(), c, *c) != c) {
+          throw TraceError(label + ":" + std::to_string(line_no) + ": column '" + *c +
+                           "' given twice; give each column once");
+        }
+      }
       const auto has = [&](const char* c) {
         return std::find(header.begin(), header.end(), c) != header.end();
       };
@@ -294,6 +301,10 @@ Measurements parse_measurements(const std::string& text, const std::string& labe
 }
 
 Measurements read_measurements(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw TraceError(path + ": is a directory, expected a measurements CSV file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path + ": cannot open the measurements file");
   std::stringstream buf;

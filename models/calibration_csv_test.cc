@@ -106,7 +106,15 @@ TEST(CalibrationCsv, BadInputNamesFileLineColumnAndExpectation) {
                 .find("column 'output_tokens': expected the output length in tokens, an integer "
                       ">= 2, got '1'"),
             std::string::npos);
+  EXPECT_EQ(csv_error("step_ms,batch,batch\n4,1:2,1:3\n"),
+            "m.csv:1: column 'batch' given twice; give each column once");
   EXPECT_THROW(read_measurements("/no/such/measurements.csv"), TraceError);
+  try {
+    read_measurements("/tmp");
+    ADD_FAILURE() << "a directory was read as measurements";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("/tmp: is a directory"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -150,6 +150,7 @@ std::vector<FitQuality> qualities(const std::vector<StepSample>& steps,
                                   const std::vector<std::string>& group,
                                   const std::vector<std::string>& order) {
   std::vector<double> all;
+  all.reserve(steps.size());
   for (const auto& s : steps) all.push_back(s.step_ms);
   std::vector<FitQuality> out = {quality("all", all, predicted)};
   for (const auto& g : order) {
@@ -166,6 +167,7 @@ std::vector<FitQuality> qualities(const std::vector<StepSample>& steps,
 
 void check_fixed(const CalibrationOptions& o, const std::vector<Unknown>& unknowns) {
   std::vector<std::string> valid;
+  valid.reserve(unknowns.size());
   for (const auto& u : unknowns) valid.push_back(u.name);
   for (const auto& [name, value] : o.fixed) {
     if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
@@ -267,6 +269,7 @@ CalibrationResult fit_fitted(const std::vector<StepSample>& steps, const Calibra
   c.decode_c_ms_per_seq = value(5);
   const FittedCostModel model(c);
   std::vector<double> predicted;
+  predicted.reserve(steps.size());
   for (const auto& s : steps) predicted.push_back(model.step_time_ms(s.batch));
   r.quality = qualities(steps, predicted, group, {"prefill_only", "decode_only", "mixed"});
   return r;
@@ -525,6 +528,18 @@ CalibrationResult calibrate(const std::vector<StepSample>& steps, const Calibrat
     if (s.origin == "ttft" || s.origin == "tpot") r.layout = "requests";
   }
   if (r.layout.empty()) r.layout = "steps";
+  // What a scenario would refuse to load must not be written: the same bounds as the spec's.
+  for (const auto& def : cost_model_spec().defs()) {
+    for (const auto& p : r.params) {
+      if (p.name != def.name || (p.value >= def.min && p.value <= def.max)) continue;
+      throw Error("cannot calibrate from " + source + ": the fit gives " + p.name + " = " +
+                  fmt("%.4g", p.value) + ", outside [" + fmt("%g", def.min) + ", " +
+                  fmt("%g", def.max) +
+                  "] where a scenario accepts it; check the measurements' units (ms) and rows, "
+                  "or --fix " +
+                  p.name);
+    }
+  }
   for (const auto& p : r.params) {
     if (p.fixed || p.value == 0) continue;
     if (p.std_error > 0.5 * std::fabs(p.value)) {

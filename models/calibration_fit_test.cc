@@ -265,5 +265,15 @@ TEST(Calibration, BadOptionsAreNamed) {
             std::string::npos);
 }
 
+TEST(Calibration, AFitAScenarioWouldRefuseIsAnErrorNotAFile) {
+  // Durations typed in nanoseconds where milliseconds are expected, absurdly large.
+  auto steps = synthetic_steps(FittedCostModel(truth_fitted()), 60, 0.01, 13);
+  for (auto& s : steps) s.step_ms *= 1e300;
+  const std::string e = error_of(steps, fitted_options());
+  EXPECT_NE(e.find("cannot calibrate from m.csv: the fit gives prefill_a_ms = "), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("where a scenario accepts it"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace fleetsim

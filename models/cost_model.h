@@ -117,7 +117,8 @@ class RooflineCostModel : public CostModel {
   // The linear kernels' fixed time of one step, ms (part of every step's memory_ms).
   double kernel_floor_ms() const;
   // The fraction of min(compute, memory) a step does not overlap: the constant's, except where
-  // the linear layers dequantize their weights (Marlin), whose kernels overlap by design.
+  // the linear layers dequantize their weights (Marlin; MXFP4's Triton and FlashInfer kernels
+  // too, docs/calibration.md), whose kernels hide the weight loads behind the arithmetic.
   double unoverlapped_fraction() const;
 
   TimeNs step_time(std::span<const BatchEntry> batch) const override;

@@ -95,7 +95,7 @@ TEST(AzureTrace, ErrorsNameFileLineAndField) {
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "2023-11-16 18:15:46,100,0\n");
   EXPECT_EQ(trace_error_of([&] { read_azure_trace(zero); }),
-            zero + ":2: GeneratedTokens: expected an integer in [1, 1e9], got 0");
+            zero + ":2: GeneratedTokens: expected an integer in [1, 10000000], got 0");
   const std::string back = write_temp("back.csv",
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "2023-11-16 18:15:46,100,7\n"

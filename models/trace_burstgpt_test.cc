@@ -90,7 +90,7 @@ TEST(BurstGptTrace, ErrorsNameFileLineAndField) {
             std::string::npos);
   const std::string zero = write_temp("z.csv", head + "9,ChatGPT,0,1,1,API log\n");
   EXPECT_EQ(trace_error_of([&] { read_burstgpt_trace(zero); }),
-            zero + ":2: Request tokens: expected an integer in [1, 1e9], got 0");
+            zero + ":2: Request tokens: expected an integer in [1, 10000000], got 0");
   const std::string cols = write_temp("c.csv", head + "9,ChatGPT,1,1\n");
   EXPECT_EQ(trace_error_of([&] { read_burstgpt_trace(cols); }),
             cols + ":2: Log Type: expected 6 columns, got 4");

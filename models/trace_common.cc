@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/distribution.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -130,9 +131,10 @@ std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
   if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) {
     throw TraceLineError(field, "expected an integer, got '" + std::string(cell) + "'");
   }
-  if (v < min_value || v > 1'000'000'000) {
-    throw TraceLineError(field, "expected an integer in [" + std::to_string(min_value) +
-                                    ", 1e9], got " + std::to_string(v));
+  if (v < min_value || v > static_cast<std::int64_t>(kMaxTokens)) {
+    throw TraceLineError(field, "expected an integer in [" + std::to_string(min_value) + ", " +
+                                    std::to_string(static_cast<std::int64_t>(kMaxTokens)) +
+                                    "], got " + std::to_string(v));
   }
   return v;
 }
@@ -191,6 +193,27 @@ std::int64_t json_int(const nlohmann::json& obj, const char* field, std::int64_t
   if (x < min_value || x > std::numeric_limits<std::int32_t>::max()) {
     throw TraceLineError(
         field, "expected an integer >= " + std::to_string(min_value) + ", got " + v.dump());
+  }
+  return x;
+}
+
+double json_timestamp_ms(const nlohmann::json& obj, const char* field) {
+  const double x = json_number(obj, field, 0);
+  if (x > kMaxTraceTimestampMs) {
+    throw TraceLineError(field,
+                         "expected ms from the trace's start in [0, 1e12] (~31.7 years), "
+                         "got " +
+                             obj[field].dump());
+  }
+  return x;
+}
+
+std::int64_t json_tokens(const nlohmann::json& obj, const char* field, std::int64_t min_value) {
+  const std::int64_t x = json_int(obj, field, min_value);
+  if (x > static_cast<std::int64_t>(kMaxTokens)) {
+    throw TraceLineError(field, "expected a token count in [" + std::to_string(min_value) + ", " +
+                                    std::to_string(static_cast<std::int64_t>(kMaxTokens)) +
+                                    "], got " + std::to_string(x));
   }
   return x;
 }

@@ -82,7 +82,7 @@ void read_trace_lines(const std::string& path, const TraceReadOptions& options, 
 // CSV traces: the cells of one line (split at commas, spaces and double quotes around a cell
 // trimmed; the public traces quote nothing else), a column's position in the header by name
 // (else a TraceError "path:line: name: missing column in the header (expected ...; found ...)"),
-// and a token count in [min_value, 1e9] (else TraceLineError naming `field`).
+// and a token count in [min_value, kMaxTokens] (else TraceLineError naming `field`).
 std::vector<std::string_view> split_csv_line(std::string_view line);
 std::size_t csv_column(const std::vector<std::string_view>& header, const std::string& name,
                        const std::vector<std::string>& expected, const std::string& path,
@@ -100,8 +100,16 @@ const nlohmann::json& json_field(const nlohmann::json& obj, const char* field);
 bool json_has(const nlohmann::json& obj, const char* field);
 double json_number(const nlohmann::json& obj, const char* field, double min_value);
 std::int64_t json_int(const nlohmann::json& obj, const char* field, std::int64_t min_value);
+// A timestamp in ms from the trace's start, in [0, kMaxTraceTimestampMs].
+double json_timestamp_ms(const nlohmann::json& obj, const char* field);
+// A token count in [min_value, kMaxTokens] (10M, beyond every public model's context window),
+// as the workloads' own token counts are.
+std::int64_t json_tokens(const nlohmann::json& obj, const char* field, std::int64_t min_value);
 std::uint64_t json_uint64(const nlohmann::json& v, const std::string& field);
 std::string json_string(const nlohmann::json& obj, const char* field);
+
+// The latest timestamp a trace may hold: ~31.7 years, where the simulated clock stays exact.
+inline constexpr double kMaxTraceTimestampMs = 1e12;
 
 // Rejects a timestamp earlier than the previous good line's: replaying out of order would
 // reorder turns of a conversation.

@@ -5,6 +5,7 @@
 
 #include "models/block_hash.h"
 #include "models/conversation.h"
+#include "sim/distribution.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -16,7 +17,7 @@ Trace read_trace_jsonl(const std::string& path, const TraceReadOptions& options)
     const nlohmann::json j = parse_json_line(text);
     const auto line = static_cast<std::uint64_t>(line_no);
     Request r;
-    const double ts = json_number(j, "timestamp_ms", 0);
+    const double ts = json_timestamp_ms(j, "timestamp_ms");
     if (json_has(j, "conversation")) r.conversation = json_int(j, "conversation", -1);
     if (json_has(j, "turn")) r.turn = static_cast<std::int32_t>(json_int(j, "turn", 0));
     if (json_has(j, "session")) r.session = json_string(j, "session");
@@ -26,6 +27,7 @@ Trace read_trace_jsonl(const std::string& path, const TraceReadOptions& options)
         throw TraceLineError("prompt",
                              "expected a non-empty list of {id, tokens}, got " + segs.dump());
       }
+      std::int64_t sum = 0;
       for (std::size_t i = 0; i < segs.size(); ++i) {
         const std::string where = "prompt[" + std::to_string(i) + "]";
         if (!segs[i].is_object()) throw TraceLineError(where, "expected {id, tokens}");
@@ -33,14 +35,20 @@ Trace read_trace_jsonl(const std::string& path, const TraceReadOptions& options)
         const std::uint64_t id = json_uint64(segs[i]["id"], where + ".id");
         std::int64_t tokens = 0;
         try {
-          tokens = json_int(segs[i], "tokens", 1);
+          tokens = json_tokens(segs[i], "tokens", 1);
         } catch (const TraceLineError& e) {
           throw TraceLineError(where + ".tokens", e.what());
         }
         r.prompt.push_back(Segment{id, static_cast<std::int32_t>(tokens)});
+        sum += tokens;
+        if (sum > static_cast<std::int64_t>(kMaxTokens)) {
+          throw TraceLineError("prompt", "the segments hold more than " +
+                                             std::to_string(static_cast<std::int64_t>(kMaxTokens)) +
+                                             " tokens");
+        }
       }
       r.prompt_tokens = total_tokens(r.prompt);
-      if (json_has(j, "prompt_tokens") && json_int(j, "prompt_tokens", 1) != r.prompt_tokens) {
+      if (json_has(j, "prompt_tokens") && json_tokens(j, "prompt_tokens", 1) != r.prompt_tokens) {
         throw TraceLineError("prompt_tokens", "is " + j["prompt_tokens"].dump() +
                                                   " but the prompt's segments hold " +
                                                   std::to_string(r.prompt_tokens) + " tokens");
@@ -49,10 +57,10 @@ Trace read_trace_jsonl(const std::string& path, const TraceReadOptions& options)
       if (!json_has(j, "prompt_tokens")) {
         throw TraceLineError("prompt", "missing field (give prompt segments or prompt_tokens)");
       }
-      r.prompt_tokens = static_cast<std::int32_t>(json_int(j, "prompt_tokens", 1));
+      r.prompt_tokens = static_cast<std::int32_t>(json_tokens(j, "prompt_tokens", 1));
       r.prompt = {Segment{content_id(kTracePromptContent, line, 0), r.prompt_tokens}};
     }
-    r.output_tokens = static_cast<std::int32_t>(json_int(j, "output_tokens", 1));
+    r.output_tokens = static_cast<std::int32_t>(json_tokens(j, "output_tokens", 1));
     r.output_content_id = json_has(j, "output_id") ? json_uint64(j["output_id"], "output_id")
                                                    : content_id(kTraceOutputContent, line, 0);
     if (json_has(j, "tier")) r.tier = json_string(j, "tier");

@@ -131,6 +131,19 @@ TEST(JsonlTrace, ErrorsNameFileLineAndField) {
                       "\"measured\": 1}\n"),
             ":1: measured: expected true or false, got 1");
   EXPECT_EQ(error_for("e10.jsonl", "[1, 2]\n"), ":1: <json>: expected a JSON object per line");
+  // Sizes no replay could hold are refused on their line, not simulated for minutes.
+  EXPECT_EQ(
+      error_for("e11.jsonl",
+                "{\"timestamp_ms\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2000000000}\n"),
+      ":1: output_tokens: expected a token count in [1, 10000000], got 2000000000");
+  EXPECT_EQ(error_for("e12.jsonl",
+                      "{\"timestamp_ms\": 2e12, \"prompt_tokens\": 5, \"output_tokens\": 1}\n"),
+            ":1: timestamp_ms: expected ms from the trace's start in [0, 1e12] (~31.7 years), got "
+            "2000000000000.0");
+  EXPECT_EQ(error_for("e13.jsonl",
+                      "{\"timestamp_ms\": 0, \"prompt\": [{\"id\": 1, \"tokens\": 9000000}, "
+                      "{\"id\": 2, \"tokens\": 9000000}], \"output_tokens\": 1}\n"),
+            ":1: prompt: the segments hold more than 10000000 tokens");
 }
 
 }  // namespace

@@ -12,9 +12,9 @@ Trace read_mooncake_trace(const std::string& path, const MooncakeOptions& option
   const std::int64_t block = options.block_tokens;
   read_trace_lines(path, options, trace, [&](std::int64_t line_no, std::string_view text) {
     const nlohmann::json j = parse_json_line(text);
-    const double ts = json_number(j, "timestamp", 0);
-    const std::int64_t input = json_int(j, "input_length", 1);
-    const std::int64_t output = json_int(j, "output_length", 1);
+    const double ts = json_timestamp_ms(j, "timestamp");
+    const std::int64_t input = json_tokens(j, "input_length", 1);
+    const std::int64_t output = json_tokens(j, "output_length", 1);
     const nlohmann::json& ids = json_field(j, "hash_ids");
     if (!ids.is_array()) {
       throw TraceLineError("hash_ids",

@@ -77,9 +77,9 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
     }
     r.prompt_tokens = total_tokens(r.prompt);
     if (json_has(j, "max_tokens")) {
-      r.output_tokens = static_cast<std::int32_t>(json_int(j, "max_tokens", 1));
+      r.output_tokens = static_cast<std::int32_t>(json_tokens(j, "max_tokens", 1));
     } else if (json_has(j, "max_completion_tokens")) {
-      r.output_tokens = static_cast<std::int32_t>(json_int(j, "max_completion_tokens", 1));
+      r.output_tokens = static_cast<std::int32_t>(json_tokens(j, "max_completion_tokens", 1));
     } else {
       r.output_tokens = options.default_max_tokens;
     }
@@ -87,7 +87,7 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
     double ts = last_ms + options.interval_ms;
     const nlohmann::json& ts_src = json_has(line_json, "timestamp") ? line_json : j;
     if (json_has(ts_src, "timestamp")) {
-      ts = json_number(ts_src, "timestamp", 0);
+      ts = json_timestamp_ms(ts_src, "timestamp");
       check_monotonic(ts, previous_ms, "timestamp");
     } else {
       previous_ms = std::max(previous_ms, ts);

@@ -1,5 +1,6 @@
 #include "sim/yaml_checks.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "sim/errors.h"
 
@@ -14,12 +16,20 @@ namespace fleetsim {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Aliases of aliases make a small file expand exponentially; no real input comes near this.
+constexpr std::size_t kMaxNodes = 1'000'000;
 
 std::string line_of(const std::string& label, const YAML::Node& n) {
   return n.Mark().line >= 0 ? label + ":" + std::to_string(n.Mark().line + 1) : label;
 }
 
-void walk(const YAML::Node& node, const std::string& label, const std::string& path, int depth) {
+void walk(const YAML::Node& node, const std::string& label, const std::string& path, int depth,
+          std::size_t& visited) {
+  if (++visited > kMaxNodes) {
+    throw ScenarioError(line_of(label, node) + ": " + (path.empty() ? "<root>" : path) +
+                        ": the document expands to more than " + std::to_string(kMaxNodes) +
+                        " values (aliases of aliases?)");
+  }
   if (depth > kMaxDepth) {
     throw ScenarioError(line_of(label, node) + ": " + (path.empty() ? "<root>" : path) +
                         ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
@@ -37,18 +47,21 @@ void walk(const YAML::Node& node, const std::string& label, const std::string& p
         throw ScenarioError(line_of(label, kv.first) + ": " + child +
                             ": given twice; give each field once");
       }
-      walk(kv.second, label, child, depth + 1);
+      walk(kv.second, label, child, depth + 1, visited);
     }
   } else if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      walk(node[i], label, path + "." + std::to_string(i), depth + 1);
+      walk(node[i], label, path + "." + std::to_string(i), depth + 1, visited);
     }
   }
 }
 
 }  // namespace
 
-void check_yaml_keys(const YAML::Node& node, const std::string& label) { walk(node, label, "", 0); }
+void check_yaml_keys(const YAML::Node& node, const std::string& label) {
+  std::size_t visited = 0;
+  walk(node, label, "", 0, visited);
+}
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   // yaml-cpp recurses once per nesting level while parsing; refuse absurd nesting before it does.
@@ -64,7 +77,16 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      throw ScenarioError(line_of(label, documents[1]) +
+                          ": a second YAML document; expected one document (no '---' after "
+                          "the first)");
+    }
+    if (!documents.empty()) root = documents.front();
+  } catch (const YAML::DeepRecursion& e) {
+    throw ScenarioError(label + ":" + std::to_string(e.mark.line + 1) + ": nested deeper than " +
+                        std::to_string(kMaxDepth) + " levels");
   } catch (const YAML::Exception& e) {
     throw ScenarioError(label + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }

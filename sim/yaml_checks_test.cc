@@ -36,6 +36,33 @@ TEST(YamlChecks, SyntaxErrorsAndDeepNestingNameTheFile) {
   EXPECT_NO_THROW(parse_yaml("a: 1\nb: [1, 2]\nc: {d: 3}\n", "ok.yaml"));
 }
 
+TEST(YamlChecks, BlockNestingPastTheParsersGuardNamesTheLimit) {
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += std::string(static_cast<size_t>(i) * 2, ' ') + "a:\n";
+  EXPECT_NE(error_of(text).find("nested deeper than 64 levels"), std::string::npos)
+      << error_of(text);
+}
+
+TEST(YamlChecks, OneDocumentPerFile) {
+  EXPECT_EQ(error_of("a: 1\n---\nb: 2\n"),
+            "f.yaml:3: a second YAML document; expected one document (no '---' after the first)");
+  EXPECT_NO_THROW(parse_yaml("---\na: 1\n", "ok.yaml"));
+  EXPECT_NO_THROW(parse_yaml("", "empty.yaml"));
+}
+
+TEST(YamlChecks, AliasesThatExpandExponentiallyAreRefused) {
+  // Nine levels of ten aliases each: a billion values from ten lines.
+  std::string text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    const char prev = static_cast<char>(c - 1);
+    text += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) text += std::string(i ? ", " : "") + "*" + prev;
+    text += "]\n";
+  }
+  EXPECT_NE(error_of(text).find("expands to more than 1000000 values"), std::string::npos);
+  EXPECT_NO_THROW(parse_yaml("a: &a {x: 1}\nb: *a\n", "ok.yaml"));
+}
+
 TEST(YamlChecks, UnreadableFilesAreErrors) {
   EXPECT_THROW(load_yaml_file("/nonexistent/x.yaml"), ScenarioError);
   EXPECT_THROW(load_yaml_file("/tmp"), ScenarioError);

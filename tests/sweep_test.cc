@@ -19,6 +19,29 @@ TEST(Sweep, ParsesVaryLists) {
   EXPECT_EQ(b.second[1], "{dist: constant, value: 7}");
   EXPECT_THROW(parse_vary("nope"), ScenarioError);
   EXPECT_THROW(parse_vary("a="), ScenarioError);
+  for (const char* empty : {"a=1,,2", "a=1,2,", "a=,1"}) {
+    try {
+      parse_vary(empty);
+      ADD_FAILURE() << empty << " was accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find("an empty value"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parse_vary("a=[1, 2"), ScenarioError);
+  EXPECT_THROW(parse_vary("a=[1, 2]x"), ScenarioError);
+}
+
+TEST(Sweep, AGridTooLargeToHoldIsRefusedBeforeAnythingRuns) {
+  std::string values = "1";
+  for (int i = 2; i <= 101; ++i) values += "," + std::to_string(i);
+  const std::vector<SweepAxis> axes = {parse_vary("workload.turns=" + values),
+                                       parse_vary("workload.conversations=" + values)};
+  try {
+    run_sweep(testing::source_path("scenarios/loxilb-3pod-long.yaml"), {}, axes, 1);
+    ADD_FAILURE() << "a 10,201-point grid ran";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 10000 points"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Sweep, GridIsTheCartesianProductAndThreadsDoNotChangeIt) {

@@ -120,9 +120,12 @@ LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
   m.num_heads = get32(p, "num_attention_heads");
   m.vocab_size = get32(p, "vocab_size");
   for (const char* f : {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"}) {
+    const bool given = n.IsMap() && n[f].IsDefined() && !n[f].IsNull();
     need(f, p.get_int(f) > 0,
-         std::string("missing field '") + f + "' (an integer >= 1, from " +
-             "the model's config.json)");
+         given ? "expected an integer >= 1 (from the model's config.json), got " +
+                     std::to_string(p.get_int(f))
+               : std::string("missing field '") + f + "' (an integer >= 1, from " +
+                     "the model's config.json)");
   }
   m.num_kv_heads = get32(p, "num_key_value_heads");
   if (m.num_kv_heads == 0) m.num_kv_heads = m.num_heads;

@@ -92,6 +92,11 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
+  if (path.back() == '.' || std::find(parts.begin(), parts.end(), "") != parts.end()) {
+    throw ScenarioError("--set " + assignment +
+                        ": an empty name in the path (a leading, trailing or double '.'); "
+                        "expected PATH=VALUE, e.g. fleet.pods=2");
+  }
   YAML::Node node = root;
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string& key = parts[i];
@@ -506,6 +511,10 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
   Scenario s;
   s.file = label;
   s.name = root["name"].IsDefined() ? scalar_text(root["name"], w.child("name"), "a name") : label;
+  if (s.name.empty()) {
+    throw ScenarioError(w.child("name").at(root["name"]) +
+                        ": expected a non-empty scenario name (or leave the field out)");
+  }
   if (root["description"].IsDefined()) {
     s.description = scalar_text(root["description"], w.child("description"), "a text");
   }

@@ -86,11 +86,9 @@ SweepAxis parse_vary(const std::string& text) {
   SweepAxis axis{text.substr(0, eq), {}};
   const std::string values = text.substr(eq + 1);
   if (values.front() == '[') {
-    YAML::Node list;
-    try {
-      list = YAML::Load(values);
-    } catch (const YAML::Exception& e) {
-      throw ScenarioError("--vary " + text + ": invalid YAML list: " + e.msg);
+    const YAML::Node list = parse_yaml(values, "--vary " + axis.first);
+    if (!list.IsSequence()) {
+      throw ScenarioError("--vary " + text + ": expected a YAML list of values, e.g. [1, 4, 16]");
     }
     for (const auto& v : list) {
       axis.second.emplace_back(flow_text(v));
@@ -98,7 +96,17 @@ SweepAxis parse_vary(const std::string& text) {
   } else {
     std::stringstream ss(values);
     for (std::string v; std::getline(ss, v, ',');) {
-      if (!v.empty()) axis.second.push_back(v);
+      if (v.empty()) {
+        throw ScenarioError("--vary " + text +
+                            ": an empty value (two commas, or a comma at an "
+                            "end); expected PATH=V1,V2,...");
+      }
+      axis.second.push_back(v);
+    }
+    if (values.back() == ',') {
+      throw ScenarioError("--vary " + text +
+                          ": an empty value (two commas, or a comma at an "
+                          "end); expected PATH=V1,V2,...");
     }
   }
   if (axis.second.empty()) throw ScenarioError("--vary " + text + ": no values");
@@ -114,6 +122,15 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
     throw ScenarioError(path + ": nothing to sweep; give --vary PATH=V1,V2 or a sweep: section");
   }
   check_axes(path, own_grid, axes, overrides);
+  std::size_t points = 1;
+  for (const auto& axis : axes) {
+    points *= axis.second.size();
+    if (points > kMaxSweepPoints) {
+      throw ScenarioError(path + ": the grid has more than " + std::to_string(kMaxSweepPoints) +
+                          " points; split it, or run it as Dask tasks (fleetsim.sweep with "
+                          "client=, docs/scale-out.md)");
+    }
+  }
   SweepResult result;
   result.scenario = base.name;
   // The cartesian product, first axis outermost; each point is parsed with its overrides, so a

@@ -2,6 +2,7 @@
 // identical to a serial run (each point is its own simulation, writing its own slot).
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -34,6 +35,10 @@ struct SweepResult {
 
 // "path=value path=value": how a point is named in labels and errors.
 std::string point_text(const SweepPoint& point);
+
+// Every point of a sweep is kept in memory with its results; a larger grid is refused with a
+// pointer to the Dask route, which runs points as separate tasks.
+inline constexpr std::size_t kMaxSweepPoints = 10'000;
 
 // The grid is the cartesian product of `axes` (first axis outermost); when `axes` is empty the
 // scenario's own `sweep:` section is used. `threads` <= 0: the hardware's count. A path varied

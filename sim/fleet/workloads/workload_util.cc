@@ -67,6 +67,10 @@ RateSchedule RateSchedule::parse(const std::string& text, double period_s,
     s.points_.emplace_back(t, r);
   }
   if (s.points_.empty()) fail("no points");
+  if (std::all_of(s.points_.begin(), s.points_.end(),
+                  [](const auto& p) { return p.second == 0; })) {
+    fail("every rate is 0, so no request would ever arrive");
+  }
   if (period_s > 0 && s.points_.back().first >= period_s) {
     fail("the last point's time must lie inside schedule_period_s (" + std::to_string(period_s) +
          " s)");

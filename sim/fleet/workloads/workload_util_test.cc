@@ -56,7 +56,7 @@ TEST(RateSchedule, DailyCurveRepeats) {
   EXPECT_NEAR(*s.advance(0, 120), 24, 1e-9);
   EXPECT_NEAR(*s.advance(0, 240), 48, 1e-9);
   EXPECT_NEAR(*s.advance(24, 60), 36, 1e-9);
-  EXPECT_FALSE(RateSchedule::parse("0:0, 5:0", 10, "f").advance(0, 1).has_value());
+  EXPECT_FALSE(RateSchedule(0.0).advance(0, 1).has_value());
 }
 
 TEST(RateSchedule, BadTextNamesTheField) {
@@ -67,6 +67,10 @@ TEST(RateSchedule, BadTextNamesTheField) {
     EXPECT_THROW(RateSchedule::parse(bad, 0, "f"), ScenarioError) << bad;
   }
   EXPECT_THROW(RateSchedule::parse("0:1, 30:2", 24, "f"), ScenarioError);
+  EXPECT_NE(scenario_error_of([] {
+              RateSchedule::parse("0:0, 5:0", 10, "f");
+            }).find("f: every rate is 0, so no request would ever arrive"),
+            std::string::npos);
 }
 
 struct GapStats {

@@ -1,0 +1,52 @@
+#include "cli/option_checks.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+namespace fleetsim::cli {
+namespace {
+
+std::string shown(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
+          return "expected an integer in " + range + ", got '" + text + "'";
+        }
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator number_in(double min, double max) {
+  const std::string range = "[" + shown(min) + ", " + shown(max) + "]";
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < min ||
+            v > max) {
+          return "expected a number in " + range + ", got '" + text + "'";
+        }
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator threads_check() { return integer_in(0, 4096); }
+
+}  // namespace fleetsim::cli

@@ -1,0 +1,18 @@
+// Validators for numeric flags whose refusals read like the scenario's own ("expected an integer
+// in [0, 4096], got '-1'"), where CLI11's stock ones print 300-digit bounds or "Could not
+// convert".
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+
+namespace fleetsim::cli {
+
+// A whole number in [min, max], written in decimal digits.
+CLI::Validator integer_in(std::int64_t min, std::int64_t max);
+// A finite number in [min, max].
+CLI::Validator number_in(double min, double max);
+// The threads of a command that runs arms or points in parallel: 0 (one per core) to 4096.
+CLI::Validator threads_check();
+
+}  // namespace fleetsim::cli
