@@ -120,4 +120,14 @@ py::list spec_to_py(const ParamSpec& spec) {
   return out;
 }
 
+std::string scenario_file_arg(const std::filesystem::path& path, const char* function) {
+  std::string s = path.string();
+  if (s.find('\n') != std::string::npos) {
+    throw py::value_error(std::string(function) +
+                          "(): expected the path of a scenario file, got YAML text; write it to "
+                          "a file (fleetsim.Scenario.yaml holds a loaded scenario's text)");
+  }
+  return s;
+}
+
 }  // namespace fleetsim::py_bindings

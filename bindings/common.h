@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>  // in every file of the module, so every file casts STL types alike
 
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +38,9 @@ std::shared_ptr<ScenarioHandle> load_any(const py::object& source, const py::obj
 // {dotted.path: value} -> ["dotted.path=value", ...] with --set semantics: bools as true/false,
 // numbers as Python writes them, dicts and lists as flow YAML (JSON), strings as they are.
 std::vector<std::string> overrides_from(const py::handle& overrides);
+// `path` as the scenario file plan() and campaign() read; YAML text given in its place is a
+// ValueError saying so (they read a file: the text's first lines would show as a file name).
+std::string scenario_file_arg(const std::filesystem::path& path, const char* function);
 
 // A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
 py::object json_to_py(const nlohmann::json& j);

@@ -20,12 +20,13 @@ void init_campaign(py::module_& m) {
         if (replicates && *replicates < 2) {
           throw py::value_error("replicates must be at least 2 (a spread needs two)");
         }
+        const std::string file = scenario_file_arg(path, "campaign");
         if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
         CampaignOptions o;
         if (!overrides.is_none()) o.overrides = overrides_from(overrides);
         o.replicates = replicates;
         o.threads = threads;
-        return run_as_report_dict([&] { return run_campaign(path.string(), o); }, campaign_json,
+        return run_as_report_dict([&] { return run_campaign(file, o); }, campaign_json,
                                   write_campaign_report);
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(),

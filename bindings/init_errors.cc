@@ -2,9 +2,11 @@
 //   fleetsim.Error(Exception)
 //     ScenarioError (DeploymentError), TraceError, UnknownNameError, InternalError
 // One translator tries the most derived classes first, so each C++ class arrives as its own
-// Python class and anything else deriving from fleetsim::Error as fleetsim.Error. Nothing a user
-// can cause aborts the interpreter.
+// Python class and anything else deriving from fleetsim::Error as fleetsim.Error; a C++
+// filesystem error arrives as OSError. Nothing a user can cause aborts the interpreter.
 #include <pybind11/pybind11.h>
+
+#include <filesystem>
 
 #include "bindings/common.h"
 #include "sim/errors.h"
@@ -36,6 +38,11 @@ void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-
     (*g_internal_error)(e.what());
   } catch (const Error& e) {
     (*g_error)(e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file the user named could not be written or read (an --out directory, a path): the
+    // OSError Python code expects from any file operation, with errno and the path.
+    PyErr_SetObject(PyExc_OSError,
+                    py::make_tuple(e.code().value(), e.code().message(), e.path1().string()).ptr());
   }
 }
 

@@ -19,6 +19,7 @@ void init_plan(py::module_& m) {
       [](const std::filesystem::path& path, const py::object& overrides, double target,
          int max_pods, const py::object& pods_path, int seeds, int threads,
          const py::object& window_s) {
+        const std::string file = scenario_file_arg(path, "plan");
         if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
         PlanOptions o;
         if (!overrides.is_none()) o.overrides = overrides_from(overrides);
@@ -26,6 +27,20 @@ void init_plan(py::module_& m) {
         o.max_pods = max_pods;
         o.seeds = seeds;
         o.threads = threads;
+        const bool one_path = py::isinstance<py::str>(pods_path);
+        if (!one_path && !py::isinstance<py::list>(pods_path) &&
+            !py::isinstance<py::tuple>(pods_path)) {
+          throw py::type_error(
+              "pods_path: expected a path (str) or a list of two pools' paths, "
+              "got " +
+              py::repr(pods_path).cast<std::string>());
+        }
+        if (!window_s.is_none() &&
+            (py::isinstance<py::bool_>(window_s) ||
+             !(py::isinstance<py::int_>(window_s) || py::isinstance<py::float_>(window_s)))) {
+          throw py::type_error("window_s: expected seconds (a number) or None, got " +
+                               py::repr(window_s).cast<std::string>());
+        }
         if (!window_s.is_none()) {
           if (!py::isinstance<py::str>(pods_path)) {
             throw py::value_error(
@@ -34,23 +49,29 @@ void init_plan(py::module_& m) {
           }
           o.path = pods_path.cast<std::string>();
           const double w = window_s.cast<double>();
-          return run_as_report_dict([&] { return run_window_plan(path.string(), o, w); },
-                                    window_plan_json, write_window_plan_report);
+          return run_as_report_dict([&] { return run_window_plan(file, o, w); }, window_plan_json,
+                                    write_window_plan_report);
         }
-        if (!py::isinstance<py::str>(pods_path)) {
-          const auto pair = pods_path.cast<std::vector<std::string>>();
+        if (!one_path) {
+          std::vector<std::string> pair;
+          for (const auto& item : pods_path) {
+            if (!py::isinstance<py::str>(item)) {
+              throw py::type_error("pods_path: expected two pools' paths (str), got " +
+                                   py::repr(pods_path).cast<std::string>());
+            }
+            pair.push_back(item.cast<std::string>());
+          }
           if (pair.size() != 2) {
             throw py::value_error("pods_path: a path, or a list of two pools' paths");
           }
           return run_as_report_dict(
               [&] {
-                return run_pair_plan(path.string(), o, {pair[0], pair[1]});
+                return run_pair_plan(file, o, {pair[0], pair[1]});
               },
               pair_plan_json, write_pair_plan_report);
         }
         o.path = pods_path.cast<std::string>();
-        return run_as_report_dict([&] { return run_plan(path.string(), o); }, plan_json,
-                                  write_plan_report);
+        return run_as_report_dict([&] { return run_plan(file, o); }, plan_json, write_plan_report);
       },
       py::arg("path"), py::arg("overrides") = py::none(), py::kw_only(), py::arg("target") = 90.0,
       py::arg("max_pods") = 256, py::arg("pods_path") = py::str("fleet.pods"), py::arg("seeds") = 1,

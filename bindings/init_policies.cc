@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -50,13 +51,26 @@ const char* kv_event_kind_name(KvEventKind kind) {
   return "unknown";
 }
 
-// The value of an int-like Python result (anything with __index__ but a float), or nothing.
-std::optional<std::int64_t> index_of(const py::object& result) {
-  if (result.is_none() || py::isinstance<py::float_>(result) || !py::hasattr(result, "__index__")) {
+// The value of an int-like Python result (anything with __index__ but a float or a bool), or
+// nothing; one beyond 64 bits is a ValueError naming `what`.
+std::optional<std::int64_t> index_of(const py::object& result, const std::string& what) {
+  if (result.is_none() || py::isinstance<py::float_>(result) || py::isinstance<py::bool_>(result) ||
+      !py::hasattr(result, "__index__")) {
     return std::nullopt;
   }
-  return result.attr("__index__")().cast<std::int64_t>();
+  const py::object index = result.attr("__index__")();
+  if (!py::isinstance<py::int_>(index)) return std::nullopt;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw py::value_error(what + " returned " + py::repr(result).cast<std::string>() +
+                          ", beyond a 64-bit integer");
+  }
+  return static_cast<std::int64_t>(v);
 }
+
+// A routing delay longer than this is a bug in the policy, not a delay: refuse it by name.
+constexpr std::int64_t kMaxRoutingDelayNs = 86'400'000'000'000;  // one day
 
 // The trampoline: C++ calls of a Python subclass's methods, each under the GIL.
 class PyRoutingPolicy : public RoutingPolicy {
@@ -71,7 +85,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     py::list pods;
     for (const PodState& p : candidates) pods.append(py::cast(p));
     const py::object result = override(py::cast(request), pods, py::cast(ctx));
-    const auto index = index_of(result);
+    const auto index = index_of(result, "routing policy '" + name_ + "': pick()");
     if (!index) {
       throw py::type_error("routing policy '" + name_ +
                            "': pick() must return a pod index (int), got " +
@@ -124,7 +138,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     const py::object result = f(py::cast(request));
     if (result.is_none()) return -1;
     const int pools = std::max<int>(1, static_cast<int>(context_.pools.size()));
-    const auto pool = index_of(result);
+    const auto pool = index_of(result, "routing policy '" + name_ + "': pool_for()");
     if (!pool) {
       throw py::type_error("routing policy '" + name_ +
                            "': pool_for() must return a pool index (int) or None, got " +
@@ -171,16 +185,17 @@ class PyRoutingPolicy : public RoutingPolicy {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "routing_delay_ns");
     if (!f) return 0;
     const py::object result = f(py::cast(request));
-    const auto delay = index_of(result);
+    const auto delay = index_of(result, "routing policy '" + name_ + "': routing_delay_ns()");
     if (!delay) {
       throw py::type_error("routing policy '" + name_ +
                            "': routing_delay_ns() must return a number of nanoseconds (int), "
                            "got " +
                            py::repr(result).cast<std::string>());
     }
-    if (*delay < 0) {
+    if (*delay < 0 || *delay > kMaxRoutingDelayNs) {
       throw py::value_error("routing policy '" + name_ + "': routing_delay_ns() returned " +
-                            std::to_string(*delay) + "; a delay is 0 or more nanoseconds");
+                            std::to_string(*delay) + "; expected 0 to " +
+                            std::to_string(kMaxRoutingDelayNs) + " nanoseconds (one day)");
     }
     return *delay;
   }
@@ -198,7 +213,19 @@ class PyRoutingPolicy : public RoutingPolicy {
     }
     std::vector<PolicyCounter> out;
     for (const auto& [k, v] : result.cast<py::dict>()) {
-      out.push_back({py::str(k).cast<std::string>(), v.cast<double>()});
+      const std::string key = py::str(k).cast<std::string>();
+      if (py::isinstance<py::bool_>(v) ||
+          !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
+            py::hasattr(v, "__float__"))) {
+        throw py::type_error("routing policy '" + name_ + "': counters()['" + key +
+                             "'] must be a number, got " + py::repr(v).cast<std::string>());
+      }
+      const double x = py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
+      if (!std::isfinite(x)) {
+        throw py::value_error("routing policy '" + name_ + "': counters()['" + key +
+                              "'] must be finite, got " + py::repr(v).cast<std::string>());
+      }
+      out.push_back({key, x});
     }
     std::sort(out.begin(), out.end(),
               [](const PolicyCounter& a, const PolicyCounter& b) { return a.name < b.name; });

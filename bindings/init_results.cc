@@ -216,7 +216,9 @@ py::object requests_frame(ResultData& d) {
     }
     d.requests = pd.attr("DataFrame")(columns);
   }
-  return d.requests;
+  // A copy each time: a caller that edits its frame in place must not change what the next
+  // caller (goodput, plots, another cell of the notebook) reads.
+  return d.requests.attr("copy")();
 }
 
 // Every scalar of a JSON object into `row`, nested objects' keys joined with '_' (ttft_ms ->
@@ -352,7 +354,8 @@ void init_results(py::module_& m) {
           py::arg("name"), "The arm named `name`; UnknownNameError lists the valid names.")
       .def_property_readonly(
           "requests", [](ResultData& d) { return requests_frame(d); },
-          "One row per request of every arm, as a pandas DataFrame built from numpy arrays: "
+          "One row per request of every arm, as a pandas DataFrame built from numpy arrays (a "
+          "copy on every access: edit it freely): "
           "arm (categorical), id, conversation, turn, pod (-1: never dispatched), prefill_pod "
           "(P/D: the pod that computed the prompt, -1: none), arrival_ms, "
           "dispatched_ms, first_token_ms, finished_ms (NaN where the request never got "

@@ -22,11 +22,12 @@ std::string read_file(const std::string& path) {
   return buf.str();
 }
 
-// A str is a file path when such a file exists or when it does not look like YAML (no ':' and no
-// newline); otherwise it is YAML text.
+// A str is a file path when such a file exists or when it does not look like YAML: one line,
+// no ": " (a map's key) and no flow map; otherwise it is YAML text. ("runs/a:b.yaml" is a path.)
 bool looks_like_path(const std::string& s) {
   if (std::ifstream(s).good()) return true;
-  return s.find('\n') == std::string::npos && s.find(':') == std::string::npos;
+  return s.find('\n') == std::string::npos && s.find(": ") == std::string::npos &&
+         (s.empty() || s.front() != '{');
 }
 
 }  // namespace

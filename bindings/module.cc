@@ -1,6 +1,9 @@
 // The Python module `fleetsim._core`. The pure-Python package `fleetsim` (python/fleetsim)
 // re-exports it and adds sweeps and plots. Each area registers itself from its own file.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+
+#include <cstdint>
 
 #include "bindings/common.h"
 
@@ -14,6 +17,11 @@ PYBIND11_MODULE(_core, m) {
       "fleetsim._core: the C++ simulator behind the `fleetsim` package (scenarios, runs, "
       "results, routing policies, catalogs). Import `fleetsim`, not this module.";
   m.attr("__version__") = FLEETSIM_VERSION;
+  // pybind11 sets up its numpy API on first use, inside a function-local static. Two arm threads
+  // of one run reaching it together deadlock: one holds the static's guard while numpy imports
+  // and waits for the GIL, which the other holds while it waits on the guard. Set it up here,
+  // once, at import.
+  (void)pybind11::array_t<std::uint64_t>(0);
   // Errors first: every later area may raise them.
   fb::init_errors(m);
   fb::init_catalog(m);

@@ -316,8 +316,12 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
     throw Error("the unoverlapped fraction must be in [0, 1], got " +
                 fmt("%g", t.unoverlapped_fraction));
   }
-  if (!(t.kernel_floor_us >= 0)) {
-    throw Error("the kernel floor must be >= 0 us, got " + fmt("%g", t.kernel_floor_us));
+  if (!(t.kernel_floor_us >= 0 && t.kernel_floor_us <= 1000)) {
+    throw Error("the kernel floor must be in [0, 1000] us, got " + fmt("%g", t.kernel_floor_us));
+  }
+  if (!(t.allreduce_bandwidth_gbs >= 0 && t.allreduce_bandwidth_gbs <= 1e6)) {
+    throw Error("the all-reduce bandwidth must be in [0, 1e6] GB/s (0 = the GPU catalog's), got " +
+                fmt("%g", t.allreduce_bandwidth_gbs));
   }
   // `held`: the constants the target gives and the fit keeps. `unit`: efficiency 1, no overhead,
   // no floor and a plain max(), so its compute_ms and memory_ms are the k = 1 times, linear in

@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -30,23 +32,41 @@ class Registry {
     return r;
   }
 
-  void add(Entry e) { entries_[e.name] = std::move(e); }
-  bool contains(const std::string& name) const { return entries_.count(name) > 0; }
+  // Python registers policies at any time, also while other threads run arms that build them,
+  // and a factory may itself register (a policy's constructor): so readers get copies, and an
+  // entry replaced meanwhile lives on in the copy whose factory is running.
+  void add(Entry e) {
+    const std::unique_lock lock(mutex_);
+    entries_[e.name] = std::move(e);
+  }
+  bool contains(const std::string& name) const {
+    const std::shared_lock lock(mutex_);
+    return entries_.count(name) > 0;
+  }
 
-  const Entry& get(const std::string& name, const std::string& kind) const {
-    auto it = entries_.find(name);
-    if (it == entries_.end()) throw UnknownNameError(kind, name, names());
-    return it->second;
+  Entry get(const std::string& name, const std::string& kind) const {
+    {
+      const std::shared_lock lock(mutex_);
+      auto it = entries_.find(name);
+      if (it != entries_.end()) return it->second;
+    }
+    throw UnknownNameError(kind, name, names());
   }
 
   std::vector<std::string> names() const {
+    const std::shared_lock lock(mutex_);
     std::vector<std::string> out;
+    out.reserve(entries_.size());
     for (const auto& [k, v] : entries_) out.push_back(k);
     return out;
   }
-  const std::map<std::string, Entry>& entries() const { return entries_; }
+  std::map<std::string, Entry> entries() const {
+    const std::shared_lock lock(mutex_);
+    return entries_;
+  }
 
  private:
+  mutable std::shared_mutex mutex_;
   std::map<std::string, Entry> entries_;
 };
 

@@ -16,7 +16,7 @@ const std::vector<std::string>& sticky_assignment_policies() {
 namespace {
 
 std::unique_ptr<RoutingPolicy> make_assignment(const std::string& name, const PolicyContext& ctx) {
-  const auto& entry = PolicyRegistry::instance().get(name, "policy");
+  const auto entry = PolicyRegistry::instance().get(name, "policy");
   Params params = entry.spec.defaults();
   // A hashing assignment hashes the session id, so a session's first pod is the pod the same
   // hashing policy would give it without stickiness.

@@ -49,7 +49,7 @@ TierClassifierPolicy::TierClassifierPolicy(const Params& params, const PolicyCon
     throw ScenarioError("tier_classifier: inner_policy: unknown policy '" + inner_name_ +
                         "'; valid policies: " + join(reg.names(), ", "));
   }
-  const auto& entry = reg.get(inner_name_, "policy");
+  const auto entry = reg.get(inner_name_, "policy");
   const Params inner_params =
       parse_params_map(params.get_string("inner_params"), entry.spec,
                        "tier_classifier inner_params (" + inner_name_ + ")");

@@ -76,20 +76,30 @@ def _pickled(obj: Any) -> bytes | None:
     return buf.getvalue()
 
 
-def _policy_payload() -> bytes | None:
-    """The routing policies registered from Python, pickled for other processes (or None)."""
+def _policy_payload() -> list[tuple[str, bytes]] | None:
+    """The routing policies registered from Python, each pickled for other processes (or None)."""
     table = _core._python_policies()
-    return _pickled([(name, *entry) for name, entry in table.items()]) if table else None
+    if not table:
+        return None
+    return [(name, _pickled(tuple(entry))) for name, entry in table.items()]
 
 
-def _register_shipped(payload: bytes | None) -> None:
+# What this process last registered from a shipped payload, by name: the pickled entry. A
+# worker outlives a sweep, and the next sweep may ship a policy re-registered under the same name.
+_shipped: dict[str, bytes] = {}
+
+
+def _register_shipped(payload: list[tuple[str, bytes]] | None) -> None:
     if payload is None:
         return
     import pickle
 
-    for name, cls, description, params in pickle.loads(payload):
-        if name not in _core._python_policies():
-            _core.register_policy(name, cls, description, params)
+    for name, entry in payload:
+        if _shipped.get(name) == entry:
+            continue
+        cls, description, params = pickle.loads(entry)
+        _core.register_policy(name, cls, description, params)
+        _shipped[name] = entry
 
 
 def run_point(
@@ -98,7 +108,7 @@ def run_point(
     overrides: Sequence[str],
     point: Mapping[str, Any],
     threads: int = 1,
-    policies: bytes | None = None,
+    policies: list[tuple[str, bytes]] | None = None,
     arm_metrics: ArmMetrics | bytes | None = None,
 ) -> list[dict[str, Any]]:
     """Runs one grid point; returns one row per arm: the point's values, Result.summary_rows(),

@@ -386,7 +386,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   if (track_failures) observers.add(&failures);
 
   const PolicyContext pctx = policy_context(s, arm.name);
-  const auto& fallback_entry = PolicyRegistry::instance().get(gcfg.fallback_policy, "policy");
+  const auto fallback_entry = PolicyRegistry::instance().get(gcfg.fallback_policy, "policy");
   std::vector<PodRole> pod_roles;
   for (const PoolSpec& pool : pool_specs) pod_roles.insert(pod_roles.end(), pool.pods, pool.role);
   const bool disaggregates = gcfg.disaggregate && std::find(pod_roles.begin(), pod_roles.end(),
@@ -412,7 +412,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
       if (gcfg.prefill_policy.empty()) {
         rp.prefill = make_policy(arm.policy, arm.params, prefill_ctx);
       } else {
-        const auto& entry = PolicyRegistry::instance().get(gcfg.prefill_policy, "policy");
+        const auto entry = PolicyRegistry::instance().get(gcfg.prefill_policy, "policy");
         rp.prefill = entry.factory(entry.spec.defaults(), prefill_ctx);
       }
     }
@@ -505,7 +505,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     compute_block_hashes(r, block_size);
     gateway.submit(std::make_shared<Request>(std::move(r)));
   };
-  const auto& entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
+  const auto entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
   std::unique_ptr<Workload> workload;
   try {
     workload = entry.factory(s.workload, wctx);

@@ -392,7 +392,7 @@ void check_references(const ParamSpec& spec, const Params& params, const YAML::N
     if (d.ref == ParamRef::kParamsOf) {
       const std::string& inner = params.get_string(d.ref_param);
       if (!reg.contains(inner)) continue;  // reported at d.ref_param
-      const ParamSpec& inner_spec = reg.get(inner, "policy").spec;
+      const ParamSpec inner_spec = reg.get(inner, "policy").spec;
       const YAML::Node v = map ? node[d.name] : YAML::Node();
       if (v.IsDefined() && v.IsMap()) {
         // The map as written: errors cite its own line.
@@ -421,7 +421,7 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
     throw ScenarioError(w.child("policy").at(n["policy"]) + ": unknown policy '" + a.policy +
                         "'; valid policies: " + join(reg.names(), ", "));
   }
-  const ParamSpec& spec = reg.get(a.policy, "policy").spec;
+  const ParamSpec spec = reg.get(a.policy, "policy").spec;
   a.params = spec.resolve(n["params"], w.child("params"));
   check_references(spec, a.params, n["params"], w.child("params"), fleet);
   a.gateway = gateway_spec().resolve(n["gateway"], w.child("gateway"), gateway);

@@ -165,8 +165,12 @@ def test_policy_errors_arrive_as_python_exceptions(small_yaml, threads):
     Bad.answer = 7
     with pytest.raises(ValueError, match="returned pod 7, which is not a candidate"):
         fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_bad"}, threads=threads)
-    Bad.answer = None
-    with pytest.raises(TypeError, match="must return a pod index"):
+    for answer in (None, True, "0"):
+        Bad.answer = answer
+        with pytest.raises(TypeError, match="must return a pod index"):
+            fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_bad"}, threads=threads)
+    Bad.answer = 2**70
+    with pytest.raises(ValueError, match="pick\\(\\) returned 1180591620717411303424, beyond"):
         fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_bad"}, threads=threads)
     with pytest.raises(RuntimeError, match="boom from pick"):
         fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_raises"}, threads=threads)
@@ -385,7 +389,9 @@ fleetsim.register_policy("py_bad_pool_or_delay", BadPoolOrDelay, "bad pool_for/d
 @pytest.mark.parametrize(
     "pool, delay, error, match",
     [
-        (None, -1, ValueError, r"routing_delay_ns\(\) returned -1; a delay is 0 or more"),
+        (None, -1, ValueError, r"routing_delay_ns\(\) returned -1; expected 0 to 86400000000000"),
+        (None, 2**62, ValueError, r"returned 4611686018427387904; expected 0 to 86400000000000"),
+        (None, 2**70, ValueError, r"routing_delay_ns\(\) returned 1180591620717411303424, beyond"),
         (None, 0.5, TypeError, r"routing_delay_ns\(\) must return a number of nanoseconds"),
         (2, 0, ValueError, r"pool_for\(\) returned 2; a pool index is 0..1"),
         ("big", 0, TypeError, r"pool_for\(\) must return a pool index \(int\) or None"),

@@ -189,7 +189,8 @@ bool knob_is_integer(const Scenario& s, const std::string& path) {
   const std::string prefix = "workload.";
   if (path.rfind(prefix, 0) != 0) return false;
   const std::string name = path.substr(prefix.size());
-  for (const auto& d : WorkloadRegistry::instance().get(s.workload_type, "workload").spec.defs()) {
+  const auto workload = WorkloadRegistry::instance().get(s.workload_type, "workload");
+  for (const auto& d : workload.spec.defs()) {
     if (d.name == name) return d.type == ParamType::kInt;
   }
   return false;

@@ -18,7 +18,7 @@ void check_plan_options(const Scenario& s, const PlanOptions& o, const std::stri
                         ": the plan needs an slo section (the targets attainment counts against), "
                         "e.g. slo: {ttft_ms: 1000, tpot_ms: 60}");
   }
-  if (o.target_pct <= 0 || o.target_pct > 100) {
+  if (!(o.target_pct > 0 && o.target_pct <= 100)) {  // NaN too
     throw ScenarioError("--target: expected a percent in (0, 100], got " +
                         std::to_string(o.target_pct));
   }

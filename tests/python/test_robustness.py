@@ -1,0 +1,171 @@
+"""What a notebook user does that the happy path does not: numpy first touched by two arm threads,
+a policy re-registered while runs build it, a worker that outlives a sweep, a frame edited in
+place, values of the wrong type or size returned by a policy, paths and text mixed up."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fleetsim
+sweep_module = importlib.import_module("fleetsim.sweep")
+
+
+def run_fresh(code: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter (nothing imported yet), so a deadlock or a crash there fails
+    this test instead of taking pytest down."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout, env=dict(os.environ))
+
+
+def test_two_arm_threads_first_touching_numpy_do_not_deadlock(small_yaml):
+    # numpy is not imported by the script: the module must set pybind11's numpy API up itself.
+    done = run_fresh(f"""
+        import sys, fleetsim
+        class P(fleetsim.RoutingPolicy):
+            def pick(self, request, candidates, ctx):
+                request.block_hashes
+                return candidates[0].index
+            def on_kv_events(self, pod, events):
+                pass
+        fleetsim.register_policy("p", P, "")
+        r = fleetsim.run({small_yaml!r}, threads=0,
+                         overrides={{"arms.rr.policy": "p", "arms.chwbl.policy": "p"}})
+        print(r.arm("rr").summary["completed"])
+    """, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 0
+
+
+def test_re_registering_a_policy_while_it_is_built_or_run_is_safe(small_yaml):
+    done = run_fresh(f"""
+        import threading, fleetsim
+        class P(fleetsim.RoutingPolicy):
+            def __init__(self):
+                super().__init__()
+                fleetsim.register_policy("q", P, "re-registered from its own constructor")
+            def pick(self, request, candidates, ctx):
+                return candidates[-1].index
+        fleetsim.register_policy("q", P, "")
+        fleetsim.run({small_yaml!r}, overrides={{"arms.rr.policy": "q"}})
+        stop = False
+        def runs():
+            for _ in range(15):
+                fleetsim.run({small_yaml!r}, threads=0,
+                             overrides={{"arms.rr.policy": "q", "arms.chwbl.policy": "q"}})
+        t = threading.Thread(target=runs)
+        t.start()
+        while t.is_alive():
+            fleetsim.register_policy("q", P, "again")
+        t.join()
+        print("ok")
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+class FirstPod(fleetsim.RoutingPolicy):
+    def pick(self, request, candidates, ctx):
+        return candidates[0].index
+
+
+class LastPod(fleetsim.RoutingPolicy):
+    def pick(self, request, candidates, ctx):
+        return candidates[-1].index
+
+
+def test_a_worker_that_outlives_a_sweep_runs_the_policy_registered_since(small_yaml):
+    # What a Dask worker does for two sweeps in a row, in this process: the second ships the
+    # class re-registered under the same name, and the worker must run that one.
+    metric = sweep_module._pickled(lambda arm: {"max_pod": int(arm.requests["pod"].max())})
+    rows = {}
+    for cls in (FirstPod, LastPod):
+        fleetsim.register_policy("py_shipped", cls, "shipped (test)")
+        scenario = fleetsim.load(small_yaml, {"arms.rr.policy": "py_shipped"})
+        payload = sweep_module._policy_payload()
+        # The worker still holds the first sweep's class when the second one's payload arrives.
+        fleetsim.register_policy("py_shipped", FirstPod, "the worker's stale registration")
+        point = sweep_module.run_point(scenario.yaml, scenario.label, list(scenario.overrides),
+                                       {"seed": 1}, 1, payload, metric)
+        rows[cls.__name__] = next(r for r in point if r["arm"] == "rr")["max_pod"]
+    assert rows == {"FirstPod": 0, "LastPod": 2}
+
+
+def test_requests_is_a_copy_each_time(small_yaml):
+    result = fleetsim.run(small_yaml)
+    n = len(result.requests)
+    edited = result.requests
+    edited.drop(edited.index[:10], inplace=True)
+    edited["ttft_ms"] = -1.0
+    assert len(result.requests) == n
+    assert (result.requests["ttft_ms"].dropna() >= 0).all()
+    assert len(result.arm("rr").requests) == result.arm("rr").summary["requests"]
+
+
+class BadCounters(fleetsim.RoutingPolicy):
+    value: object = 1
+
+    def pick(self, request, candidates, ctx):
+        return candidates[0].index
+
+    def counters(self):
+        return {"c": BadCounters.value}
+
+
+fleetsim.register_policy("py_bad_counters", BadCounters, "bad counters (test)")
+
+
+@pytest.mark.parametrize("value, error, match", [
+    ("x", TypeError, r"counters\(\)\['c'\] must be a number, got 'x'"),
+    (None, TypeError, r"counters\(\)\['c'\] must be a number, got None"),
+    (math.nan, ValueError, r"counters\(\)\['c'\] must be finite"),
+])
+def test_bad_counters_are_python_exceptions(small_yaml, value, error, match):
+    BadCounters.value = value
+    try:
+        with pytest.raises(error, match=match):
+            fleetsim.run(small_yaml, overrides={"arms.rr.policy": "py_bad_counters"})
+    finally:
+        BadCounters.value = 1
+
+
+PLAN_YAML_SET = {"slo": {"ttft_ms": 1000}}
+
+
+def test_plan_arguments_of_the_wrong_type_are_type_errors(flagship):
+    for bad in (None, 3):
+        with pytest.raises(TypeError, match="pods_path: expected a path"):
+            fleetsim.plan(flagship, PLAN_YAML_SET, pods_path=bad, max_pods=2)
+    with pytest.raises(TypeError, match="pods_path: expected two pools' paths"):
+        fleetsim.plan(flagship, PLAN_YAML_SET, pods_path=["a", 3], max_pods=2)
+    with pytest.raises(TypeError, match="window_s: expected seconds"):
+        fleetsim.plan(flagship, PLAN_YAML_SET, window_s="x", max_pods=2)
+    with pytest.raises(fleetsim.ScenarioError, match="expected a percent in"):
+        fleetsim.plan(flagship, PLAN_YAML_SET, target=math.nan, max_pods=2)
+
+
+def test_yaml_text_where_a_file_is_expected_says_so(small_yaml):
+    with pytest.raises(ValueError, match=r"plan\(\): expected the path of a scenario file, got YAML"):
+        fleetsim.plan(small_yaml)
+    with pytest.raises(ValueError, match=r"campaign\(\): expected the path of a scenario file"):
+        fleetsim.campaign(small_yaml)
+
+
+def test_a_missing_file_with_a_colon_in_its_name_is_a_missing_file(tmp_path):
+    with pytest.raises(fleetsim.ScenarioError, match="a:b.yaml: cannot open the scenario file"):
+        fleetsim.load(str(tmp_path / "a:b.yaml"))
+
+
+def test_calibrate_refuses_bad_targets_and_unwritable_outputs(source_dir):
+    csv = source_dir / "examples" / "calibration" / "a100-llama-3.1-8b-steps.csv"
+    target = {"gpu": "A100-80GB-SXM", "model": "Llama-3.1-8B"}
+    with pytest.raises(fleetsim.Error, match="all-reduce bandwidth must be in"):
+        fleetsim.calibrate(csv, "roofline", **target, allreduce_bandwidth_gbs=-5)
+    with pytest.raises(OSError):
+        fleetsim.calibrate(csv, "roofline", **target, out="/proc/no/such/dir/cal.yaml")
