@@ -5,15 +5,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>  // in every file of the module, so every file casts STL types alike
 
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/fleet/scenario.h"
 #include "sim/params.h"
+#include "sim/stop.h"
 
 namespace fleetsim::py_bindings {
 
@@ -49,13 +53,37 @@ py::object json_to_py(const nlohmann::json& j);
 // routing policies take it back for their own calls, init_policies.cc), and its result comes
 // back as the CLI's JSON (`to_json`) in a dict, with the CLI's text (`write_report`) under
 // "report".
+// Runs `f` (simulations) on a thread of its own, without the GIL, while this thread takes the
+// GIL back every 100 ms to let Python handle signals: on Ctrl-C the simulations stop at their
+// next poll (sim/stop.h) and KeyboardInterrupt is raised here. f's own exception is rethrown.
+template <class F>
+auto run_interruptible(F f) -> decltype(f()) {
+  using Result = decltype(f());
+  std::packaged_task<Result()> task(std::move(f));
+  std::future<Result> done = task.get_future();
+  std::thread worker(std::move(task));
+  while (true) {
+    {
+      py::gil_scoped_release release;
+      if (done.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
+    }
+    if (PyErr_CheckSignals() != 0) {
+      interrupt_flag().request();
+      {
+        py::gil_scoped_release release;
+        worker.join();
+      }
+      interrupt_flag().clear();
+      throw py::error_already_set();
+    }
+  }
+  worker.join();
+  return done.get();
+}
+
 template <class Run, class ToJson, class WriteReport>
 py::dict run_as_report_dict(Run run, ToJson to_json, WriteReport write_report) {
-  decltype(run()) result;
-  {
-    py::gil_scoped_release release;
-    result = run();
-  }
+  const auto result = run_interruptible(std::move(run));
   py::dict d = json_to_py(to_json(result));
   std::ostringstream report;
   write_report(report, result);

@@ -40,12 +40,10 @@ ResultPtr run(const py::object& scenario, int threads, const py::object& overrid
   if (threads < 0) throw py::value_error("threads must be >= 0 (0 = one per arm)");
   auto data = std::make_shared<ResultData>();
   data->scenario = load_any(scenario, overrides);
-  {
-    // Python policies take the GIL back for their own calls (init_policies.cc).
-    py::gil_scoped_release release;
-    data->run = run_scenario(data->scenario->scenario, threads);
-    data->json = result_json(data->run, data->scenario->scenario);
-  }
+  // Python policies take the GIL back for their own calls (init_policies.cc).
+  const Scenario& s = data->scenario->scenario;
+  data->run = run_interruptible([&] { return run_scenario(s, threads); });
+  data->json = result_json(data->run, s);
   return data;
 }
 

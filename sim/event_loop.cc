@@ -1,5 +1,7 @@
 #include "sim/event_loop.h"
 
+#include "sim/stop.h"
+
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -39,8 +41,10 @@ bool EventLoop::cancel(EventId id) {
 
 void EventLoop::run(TimeNs until) {
   stopped_ = false;
+  const StopFlag& stop = current_stop_flag();
   while (!queue_.empty() && !stopped_ && foreground_ > 0) {
     if (queue_.top().at > until) break;
+    if (events_run_ % kStopPollEvents == 0 && stop.requested()) throw StoppedError();
     // priority_queue::top is const; the entry is popped right after, so moving out is safe.
     Entry e = std::move(const_cast<Entry&>(queue_.top()));
     queue_.pop();

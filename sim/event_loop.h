@@ -34,8 +34,11 @@ class EventLoop {
   }
   // Cancels a pending event; returns false when it already ran or was cancelled.
   bool cancel(EventId id);
-  // Runs events until no foreground event is left or the next event lies after `until`.
+  // Runs events until no foreground event is left or the next event lies after `until`. Throws
+  // StoppedError when the thread's stop flag is raised (sim/stop.h; polled every
+  // kStopPollEvents events, a few milliseconds of a busy run).
   void run(TimeNs until = INT64_MAX);
+  static constexpr std::uint64_t kStopPollEvents = 4096;
   // Stops run() after the current event.
   void stop() { stopped_ = true; }
   std::uint64_t events_run() const { return events_run_; }

@@ -4,18 +4,26 @@
 #include <atomic>
 #include <thread>
 
+#include "sim/stop.h"
+
 namespace fleetsim {
 
 std::vector<std::exception_ptr> for_each_index(std::size_t n, int threads,
                                                const std::function<void(std::size_t)>& body) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::size_t> next{0};
+  // One failure dooms the batch: the others stop at their next poll instead of running to the
+  // end for figures nobody will see. Chained to the caller's flag, so an outer batch (a sweep
+  // around a run's arms) or an interrupt stops this one too.
+  StopFlag batch(&current_stop_flag());
   auto work = [&] {
+    const ScopedStopFlag scope(batch);
     for (std::size_t i = next++; i < n; i = next++) {
       try {
         body(i);
       } catch (...) {
         errors[i] = std::current_exception();
+        batch.request();
       }
     }
   };
@@ -28,10 +36,25 @@ std::vector<std::exception_ptr> for_each_index(std::size_t n, int threads,
   return errors;
 }
 
-void rethrow_first(const std::vector<std::exception_ptr>& errors) {
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
+std::size_t first_error(const std::vector<std::exception_ptr>& errors) {
+  std::size_t first = errors.size();
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const StoppedError&) {
+      if (first == errors.size()) first = i;
+      continue;
+    } catch (...) {
+    }
+    return i;  // a failure of its own: why the others were stopped
   }
+  return first;
+}
+
+void rethrow_first(const std::vector<std::exception_ptr>& errors) {
+  const std::size_t i = first_error(errors);
+  if (i < errors.size()) std::rethrow_exception(errors[i]);
 }
 
 }  // namespace fleetsim

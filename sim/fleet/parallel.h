@@ -12,11 +12,15 @@ namespace fleetsim {
 
 // Runs body(i) for every i in [0, n) on up to `threads` threads (<= 0: the hardware's count),
 // the calling thread included. Returns what each index threw (null when it ran through), for the
-// caller to name the failing index before rethrowing.
+// caller to name the failing index before rethrowing. Once one index throws, the simulations of
+// the others stop with StoppedError (sim/stop.h).
 std::vector<std::exception_ptr> for_each_index(std::size_t n, int threads,
                                                const std::function<void(std::size_t)>& body);
 
-// Rethrows the first exception of for_each_index's result, if any.
+// The index of the error to report: the first that is not a StoppedError (the failure that
+// stopped the others), else the first; errors.size() when none.
+std::size_t first_error(const std::vector<std::exception_ptr>& errors);
+// Rethrows that error, if any.
 void rethrow_first(const std::vector<std::exception_ptr>& errors);
 
 }  // namespace fleetsim

@@ -170,8 +170,7 @@ SweepResult run_sweep(const std::string& path, const std::vector<std::string>& o
           p.infeasible = e.reason();
         }
       });
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (!errors[i]) continue;
+  if (const size_t i = first_error(errors); i < errors.size()) {
     const std::string prefix = "sweep point " + point_text(result.points[i]) + ": ";
     try {
       std::rethrow_exception(errors[i]);

@@ -169,3 +169,38 @@ def test_calibrate_refuses_bad_targets_and_unwritable_outputs(source_dir):
         fleetsim.calibrate(csv, "roofline", **target, allreduce_bandwidth_gbs=-5)
     with pytest.raises(OSError):
         fleetsim.calibrate(csv, "roofline", **target, out="/proc/no/such/dir/cal.yaml")
+
+
+def test_ctrl_c_stops_a_run_and_raises_keyboard_interrupt(flagship):
+    # A run of several minutes, interrupted after two seconds: KeyboardInterrupt comes back
+    # within the poll of the simulation (milliseconds), long before the run would have ended.
+    done = run_fresh(f"""
+        import os, signal, threading, fleetsim
+        threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            fleetsim.run({str(flagship)!r}, threads=1,
+                         overrides={{"workload.conversations": 40000}})
+            print("ran to the end")
+        except KeyboardInterrupt:
+            r = fleetsim.run({str(flagship)!r}, overrides={{"workload.conversations": 4}})
+            print("interrupted; the next run completes", r.arm("epp").summary["completed"])
+    """, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted; the next run completes 60"
+
+
+class FailsAtOnce(fleetsim.RoutingPolicy):
+    def pick(self, request, candidates, ctx):
+        raise RuntimeError("the failing arm's own error")
+
+
+fleetsim.register_policy("py_fails_at_once", FailsAtOnce, "raises on its first pick (test)")
+
+
+@pytest.mark.parametrize("threads", [1, 0])
+def test_a_failing_arm_is_reported_not_the_arms_it_stopped(flagship, threads):
+    # The failing arm is the last: with threads, the others were stopped mid-run by its failure.
+    with pytest.raises(RuntimeError, match="the failing arm's own error"):
+        fleetsim.run(flagship, threads=threads,
+                     overrides={"arms.rr.policy": "py_fails_at_once",
+                                "workload.conversations": 400})

@@ -1,0 +1,81 @@
+#include "sim/fleet/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "sim/event_loop.h"
+#include "sim/stop.h"
+
+namespace fleetsim {
+namespace {
+
+// A simulation that never ends on its own: one event that reschedules itself forever. Only a
+// stop flag ends it.
+void run_forever() {
+  EventLoop loop;
+  std::function<void()> tick = [&] { loop.schedule_in(1, tick); };
+  loop.schedule_in(1, tick);
+  loop.run();
+}
+
+TEST(Parallel, AFailureStopsTheSimulationsBesideIt) {
+  for (const int threads : {1, 2}) {
+    // Index 0 fails at once; index 1 would run forever unless the failure stops it (one thread:
+    // it starts after the failure and stops at its first poll).
+    const auto errors = for_each_index(2, threads, [](std::size_t i) {
+      if (i == 0) throw std::runtime_error("the real failure");
+      run_forever();
+    });
+    ASSERT_TRUE(errors[0] && errors[1]) << threads;
+    EXPECT_THROW(std::rethrow_exception(errors[1]), StoppedError);
+    try {
+      rethrow_first(errors);
+      ADD_FAILURE() << "nothing rethrown";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "the real failure");
+    }
+  }
+}
+
+TEST(Parallel, TheFailureIsReportedBeforeTheStopsItCausedWhateverTheirOrder) {
+  // Index 0 is the one stopped, index 1 the one that failed: the report names index 1's error.
+  const auto errors = for_each_index(2, 2, [](std::size_t i) {
+    if (i == 1) throw std::invalid_argument("index 1 failed");
+    run_forever();
+  });
+  EXPECT_EQ(first_error(errors), 1u);
+  EXPECT_THROW(rethrow_first(errors), std::invalid_argument);
+}
+
+TEST(Parallel, AnOuterBatchOrAnInterruptStopsAnInnerOne) {
+  // A sweep's point whose arms run in an inner batch: the outer failure stops them too.
+  const auto errors = for_each_index(2, 2, [](std::size_t i) {
+    if (i == 0) throw std::runtime_error("outer failure");
+    rethrow_first(for_each_index(2, 1, [](std::size_t) { run_forever(); }));
+  });
+  EXPECT_THROW(std::rethrow_exception(errors[1]), StoppedError);
+  // The interrupt flag stops everything; cleared, runs go on as before.
+  interrupt_flag().request();
+  EXPECT_THROW(rethrow_first(for_each_index(1, 1, [](std::size_t) { run_forever(); })),
+               StoppedError);
+  interrupt_flag().clear();
+  std::atomic<int> ran{0};
+  rethrow_first(for_each_index(3, 2, [&](std::size_t) { ++ran; }));
+  EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(Parallel, ARunNobodyStopsIsUntouched) {
+  EventLoop loop;
+  int fired = 0;
+  for (int i = 0; i < 10'000; ++i) loop.schedule_in(i, [&] { ++fired; });
+  loop.run();
+  EXPECT_EQ(fired, 10'000);
+  EXPECT_EQ(loop.events_run(), 10'000u);
+}
+
+}  // namespace
+}  // namespace fleetsim

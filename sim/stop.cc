@@ -1,0 +1,20 @@
+#include "sim/stop.h"
+
+namespace fleetsim {
+namespace {
+
+thread_local const StopFlag* g_current = nullptr;
+
+}  // namespace
+
+StopFlag& interrupt_flag() {
+  static StopFlag root;
+  return root;
+}
+
+const StopFlag& current_stop_flag() { return g_current != nullptr ? *g_current : interrupt_flag(); }
+
+ScopedStopFlag::ScopedStopFlag(const StopFlag& flag) : previous_(g_current) { g_current = &flag; }
+ScopedStopFlag::~ScopedStopFlag() { g_current = previous_; }
+
+}  // namespace fleetsim
