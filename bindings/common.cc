@@ -21,6 +21,20 @@ std::shared_ptr<ScenarioHandle> make_scenario(std::string yaml_text, std::string
   return h;
 }
 
+// JSON text of a Python value (dict, list, ...) holding numbers of any kind: numpy scalars and
+// arrays become plain values, paths their text; anything else is a TypeError naming it.
+std::string json_text(const py::handle& v) {
+  const py::cpp_function plain([](const py::object& o) -> py::object {
+    if (py::hasattr(o, "tolist")) return o.attr("tolist")();  // numpy scalars and arrays
+    if (py::hasattr(o, "__fspath__")) return py::module_::import("os").attr("fspath")(o);
+    throw py::type_error("expected YAML values (dict, list, str, number, bool or None), got " +
+                         py::repr(o).cast<std::string>());
+  });
+  return py::module_::import("json")
+      .attr("dumps")(v, py::arg("default") = plain)
+      .cast<std::string>();
+}
+
 namespace {
 
 std::string override_value(const py::handle& v) {
@@ -32,7 +46,7 @@ std::string override_value(const py::handle& v) {
   }
   if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
     // JSON is flow YAML, and --set parses a value that starts with { or [.
-    return py::module_::import("json").attr("dumps")(v).cast<std::string>();
+    return json_text(v);
   }
   // numpy scalars and the like: their str() is what a user would type.
   return py::str(v).cast<std::string>();

@@ -42,6 +42,8 @@ std::shared_ptr<ScenarioHandle> load_any(const py::object& source, const py::obj
 // {dotted.path: value} -> ["dotted.path=value", ...] with --set semantics: bools as true/false,
 // numbers as Python writes them, dicts and lists as flow YAML (JSON), strings as they are.
 std::vector<std::string> overrides_from(const py::handle& overrides);
+// A dict (a scenario given as one) as JSON text, numpy values and paths included.
+std::string json_text(const py::handle& v);
 // `path` as the scenario file plan() and campaign() read; YAML text given in its place is a
 // ValueError saying so (they read a file: the text's first lines would show as a file name).
 std::string scenario_file_arg(const std::filesystem::path& path, const char* function);

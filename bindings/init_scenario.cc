@@ -41,7 +41,7 @@ HandlePtr load_any(const py::object& source, const py::object& overrides) {
     return make_scenario(h.yaml_text, h.label, std::move(all));
   }
   if (py::isinstance<py::dict>(source)) {
-    const std::string text = py::module_::import("json").attr("dumps")(source).cast<std::string>();
+    const std::string text = json_text(source);
     return make_scenario(text, "<dict>", std::move(sets));
   }
   const py::object pathlike = py::module_::import("os").attr("PathLike");

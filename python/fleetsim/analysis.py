@@ -35,9 +35,19 @@ def goodput(
     summaries leave them out, so with the scenario's own targets these equal its
     ``summary["goodput"]`` (docs/scenarios.md).
     """
+    import math
+
     import pandas as pd
 
+    for name, slo in (("ttft_slo_ms", ttft_slo_ms), ("tpot_slo_ms", tpot_slo_ms)):
+        if isinstance(slo, bool) or not isinstance(slo, (int, float)) or not math.isfinite(slo) or slo <= 0:
+            raise ValueError(f"{name} must be a positive number of ms, got {slo!r}")
+    if isinstance(by, str):  # by="arm": one column, not the letters a, r, m
+        by = [by]
     by = list(by)
+    missing = [c for c in by if c not in requests.columns]
+    if missing:
+        raise KeyError(f"by: no column {missing} in the requests; columns: {list(requests.columns)}")
     if "measured" in requests:
         requests = requests[requests["measured"]]
     df = requests.assign(_good=good_mask(requests, ttft_slo_ms, tpot_slo_ms))

@@ -38,7 +38,15 @@ def _panel(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.0)) -> tuple[
 
 
 def _arm_names(result: "Result", arms: Sequence[str] | None) -> list[str]:
-    return list(arms) if arms is not None else [a.name for a in result.arms]
+    """The arms to draw: all, or the ones named, each checked (UnknownNameError lists the valid
+    names rather than drawing an empty panel)."""
+    if arms is None:
+        return [a.name for a in result.arms]
+    if isinstance(arms, str):
+        raise TypeError(f"arms must be a list of arm names, got the string {arms!r}")
+    for name in arms:
+        result.arm(name)
+    return list(arms)
 
 
 def ttft_ecdf(
@@ -183,6 +191,8 @@ def failure_timeline(
     window of failed requests is shaded.
     """
     names = _arm_names(result, arms)
+    if bin_s is not None and not (bin_s > 0 and np.isfinite(bin_s)):
+        raise ValueError(f"bin_s must be a positive number of seconds (or None), got {bin_s!r}")
     df = result.requests
     if split_retried and "attempts" in df.columns:
         retried = (df["status"] == "ok") & (df["attempts"] > 1)

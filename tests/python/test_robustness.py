@@ -204,3 +204,33 @@ def test_a_failing_arm_is_reported_not_the_arms_it_stopped(flagship, threads):
         fleetsim.run(flagship, threads=threads,
                      overrides={"arms.rr.policy": "py_fails_at_once",
                                 "workload.conversations": 400})
+
+
+def test_analysis_and_plot_arguments_are_checked(small_yaml):
+    import numpy as np
+
+    from fleetsim import plot
+
+    result = fleetsim.run(small_yaml)
+    by_string = fleetsim.goodput(result.requests, 1000, 50, by="arm")
+    assert list(by_string["arm"]) == ["rr", "chwbl"]
+    with pytest.raises(KeyError, match="no column"):
+        fleetsim.goodput(result.requests, 1000, 50, by=["nope"])
+    for bad in (None, 0, -5, math.nan, "1000"):
+        with pytest.raises(ValueError, match="ttft_slo_ms must be a positive number"):
+            fleetsim.goodput(result.requests, bad, 50)
+    with pytest.raises(fleetsim.UnknownNameError, match="nope"):
+        plot.ttft_ecdf(result, arms=["nope"])
+    with pytest.raises(fleetsim.UnknownNameError, match="nope"):
+        plot.pod_load(result, arms=["nope"])
+    with pytest.raises(ValueError, match="bin_s must be a positive number"):
+        plot.failure_timeline(result, bin_s=0)
+    # numpy values in a scenario given as a dict are plain numbers.
+    import yaml
+
+    as_dict = yaml.safe_load(small_yaml)
+    as_dict["workload"]["conversations"] = np.int64(3)
+    assert fleetsim.load(as_dict).arms
+    as_dict["workload"]["conversations"] = object()
+    with pytest.raises(TypeError, match="expected YAML values"):
+        fleetsim.load(as_dict)
