@@ -63,7 +63,13 @@ auto run_interruptible(F f) -> decltype(f()) {
   using Result = decltype(f());
   std::packaged_task<Result()> task(std::move(f));
   std::future<Result> done = task.get_future();
-  std::thread worker(std::move(task));
+  std::thread worker([&task] {
+    // One Python thread state for the whole run, so a Python policy's calls from this thread
+    // re-take the GIL instead of building and dropping a thread state each time.
+    const py::gil_scoped_acquire state;
+    const py::gil_scoped_release unlocked;
+    task();
+  });
   while (true) {
     {
       py::gil_scoped_release release;
@@ -79,7 +85,10 @@ auto run_interruptible(F f) -> decltype(f()) {
       throw py::error_already_set();
     }
   }
-  worker.join();
+  {
+    py::gil_scoped_release release;  // the worker takes the GIL to drop its thread state
+    worker.join();
+  }
   return done.get();
 }
 
