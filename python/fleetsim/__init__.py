@@ -14,6 +14,10 @@ request-level analysis in :mod:`fleetsim.analysis`. See docs/python.md.
 
 from __future__ import annotations
 
+import functools
+from typing import Any, Callable
+
+from . import _core
 from ._core import (
     Arm,
     DeploymentError,
@@ -47,6 +51,27 @@ from ._core import (
 )
 from .analysis import goodput
 from .sweep import sweep
+
+
+def _picklable(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f``, a C++ function, behind a Python function of the same name and docstring: Dask and
+    process pools ship a function by pickling it by name, which pybind11's functions refuse
+    (``client.submit(fleetsim.run, path)``)."""
+
+    @functools.wraps(f)
+    def front(*args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)
+
+    front.__module__ = __name__
+    front.__qualname__ = f.__name__  # pybind11's is "PyCapsule.<name>"
+    return front
+
+
+calibrate = _picklable(_core.calibrate)
+campaign = _picklable(_core.campaign)
+load = _picklable(_core.load)
+plan = _picklable(_core.plan)
+run = _picklable(_core.run)
 
 __all__ = [
     "Arm",

@@ -234,3 +234,16 @@ def test_analysis_and_plot_arguments_are_checked(small_yaml):
     as_dict["workload"]["conversations"] = object()
     with pytest.raises(TypeError, match="expected YAML values"):
         fleetsim.load(as_dict)
+
+
+def test_the_entry_points_pickle_by_name_for_dask(small_yaml):
+    import pickle
+
+    import cloudpickle
+
+    for f in (fleetsim.run, fleetsim.load, fleetsim.plan, fleetsim.campaign, fleetsim.calibrate):
+        for dumps in (pickle.dumps, cloudpickle.dumps):
+            assert pickle.loads(dumps(f)) is f
+    assert fleetsim.run.__doc__ == fleetsim._core.run.__doc__
+    shipped = pickle.loads(cloudpickle.dumps(lambda: fleetsim.run(small_yaml).summary_rows()))
+    assert shipped()[0]["arm"] == "rr"
