@@ -15,7 +15,7 @@ request-level analysis in :mod:`fleetsim.analysis`. See docs/python.md.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
 
 from . import _core
 from ._core import (
@@ -53,7 +53,10 @@ from .analysis import goodput
 from .sweep import sweep
 
 
-def _picklable(f: Callable[..., Any]) -> Callable[..., Any]:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _picklable(f: _F) -> _F:
     """``f``, a C++ function, behind a Python function of the same name and docstring: Dask and
     process pools ship a function by pickling it by name, which pybind11's functions refuse
     (``client.submit(fleetsim.run, path)``)."""
@@ -64,7 +67,7 @@ def _picklable(f: Callable[..., Any]) -> Callable[..., Any]:
 
     front.__module__ = __name__
     front.__qualname__ = f.__name__  # pybind11's is "PyCapsule.<name>"
-    return front
+    return cast(_F, front)
 
 
 calibrate = _picklable(_core.calibrate)
