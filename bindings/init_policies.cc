@@ -52,8 +52,9 @@ const char* kv_event_kind_name(KvEventKind kind) {
 }
 
 // The value of an int-like Python result (anything with __index__ but a float or a bool), or
-// nothing; one beyond 64 bits is a ValueError naming `what`.
-std::optional<std::int64_t> index_of(const py::object& result, const std::string& what) {
+// nothing; one beyond 64 bits is a ValueError naming the policy and its `hook`.
+std::optional<std::int64_t> index_of(const py::object& result, const std::string& policy,
+                                     const char* hook) {
   if (result.is_none() || py::isinstance<py::float_>(result) || py::isinstance<py::bool_>(result) ||
       !py::hasattr(result, "__index__")) {
     return std::nullopt;
@@ -63,8 +64,8 @@ std::optional<std::int64_t> index_of(const py::object& result, const std::string
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0) {
-    throw py::value_error(what + " returned " + py::repr(result).cast<std::string>() +
-                          ", beyond a 64-bit integer");
+    throw py::value_error("routing policy '" + policy + "': " + hook + " returned " +
+                          py::repr(result).cast<std::string>() + ", beyond a 64-bit integer");
   }
   return static_cast<std::int64_t>(v);
 }
@@ -85,7 +86,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     py::list pods;
     for (const PodState& p : candidates) pods.append(py::cast(p));
     const py::object result = override(py::cast(request), pods, py::cast(ctx));
-    const auto index = index_of(result, "routing policy '" + name_ + "': pick()");
+    const auto index = index_of(result, name_, "pick()");
     if (!index) {
       throw py::type_error("routing policy '" + name_ +
                            "': pick() must return a pod index (int), got " +
@@ -138,7 +139,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     const py::object result = f(py::cast(request));
     if (result.is_none()) return -1;
     const int pools = std::max<int>(1, static_cast<int>(context_.pools.size()));
-    const auto pool = index_of(result, "routing policy '" + name_ + "': pool_for()");
+    const auto pool = index_of(result, name_, "pool_for()");
     if (!pool) {
       throw py::type_error("routing policy '" + name_ +
                            "': pool_for() must return a pool index (int) or None, got " +
@@ -185,7 +186,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "routing_delay_ns");
     if (!f) return 0;
     const py::object result = f(py::cast(request));
-    const auto delay = index_of(result, "routing policy '" + name_ + "': routing_delay_ns()");
+    const auto delay = index_of(result, name_, "routing_delay_ns()");
     if (!delay) {
       throw py::type_error("routing policy '" + name_ +
                            "': routing_delay_ns() must return a number of nanoseconds (int), "
