@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -38,8 +39,13 @@ void init_calibration(py::module_& m) {
         if (out) {
           if (out->has_parent_path()) std::filesystem::create_directories(out->parent_path());
           std::ofstream f(*out);
-          if (!f) throw Error("cannot write " + out->string());
           f << yaml;
+          f.flush();
+          if (!f) {  // OSError in Python, with the reason and the path
+            throw std::filesystem::filesystem_error(
+                "cannot write the calibration file", *out,
+                std::error_code(errno != 0 ? errno : EIO, std::generic_category()));
+          }
         }
         py::dict d = json_to_py(calibration_json(r));
         d["ignored_columns"] = measurements.ignored_columns;

@@ -167,8 +167,9 @@ def test_calibrate_refuses_bad_targets_and_unwritable_outputs(source_dir):
     target = {"gpu": "A100-80GB-SXM", "model": "Llama-3.1-8B"}
     with pytest.raises(fleetsim.Error, match="all-reduce bandwidth must be in"):
         fleetsim.calibrate(csv, "roofline", **target, allreduce_bandwidth_gbs=-5)
-    with pytest.raises(OSError):
-        fleetsim.calibrate(csv, "roofline", **target, out="/proc/no/such/dir/cal.yaml")
+    for unwritable in ("/proc/no/such/dir/cal.yaml", "/proc/cal.yaml"):  # a folder, then the file
+        with pytest.raises(OSError):
+            fleetsim.calibrate(csv, "roofline", **target, out=unwritable)
 
 
 def test_ctrl_c_stops_a_run_and_raises_keyboard_interrupt(flagship):
