@@ -3,6 +3,7 @@ time budget, and are committed with the outputs they give today."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import time
 from pathlib import Path
@@ -24,18 +25,20 @@ def test_there_are_notebooks():
 
 def text_outputs(nb) -> list[list[str]]:
     """Per code cell, what it printed and the text form of what it returned: the figures a reader
-    sees (images left out: their bytes vary with matplotlib's version)."""
+    sees (images left out: their bytes vary with matplotlib's version). What a cell printed is
+    joined into one text: the kernel splits a cell's stdout into messages as its timing goes."""
     cells = []
     for c in nb.cells:
         if c.cell_type != "code":
             continue
-        texts = []
+        printed = ""
+        results = []
         for o in c.get("outputs", []):
             if o.get("output_type") == "stream" and o.get("name") == "stdout":
-                texts.append(o["text"])
+                printed += o["text"]
             elif "data" in o and "text/plain" in o["data"]:
-                texts.append(o["data"]["text/plain"])
-        cells.append(texts)
+                results.append(o["data"]["text/plain"])
+        cells.append([printed, *results])
     return cells
 
 
@@ -60,5 +63,9 @@ def test_notebook_runs(path: Path):
     # model changes, `notebooks/execute.py` refreshes them (and the prose around them is re-read).
     fresh = text_outputs(nb)
     stale = [i for i, (a, b) in enumerate(zip(committed, fresh)) if a != b]
+    diff = "" if not stale else "\n".join(difflib.unified_diff(
+        "\n".join(committed[stale[0]]).splitlines(), "\n".join(fresh[stale[0]]).splitlines(),
+        "committed", "fresh", lineterm=""))
     assert not stale, (f"{path.name}: the committed outputs of code cells {stale} differ from a "
-                       "fresh run; re-execute it with notebooks/execute.py and re-read its prose")
+                       "fresh run; re-execute it with notebooks/execute.py and re-read its "
+                       f"prose. First difference:\n{diff}")
