@@ -200,7 +200,9 @@ py::dict request_columns(const RunResult& r) {
   return d;
 }
 
-py::object requests_frame(ResultData& d) {
+// The DataFrame of every arm's requests, built on first use and kept (not to hand out: callers
+// that return it give a copy or a new frame).
+const py::object& cached_requests(ResultData& d) {
   if (!d.requests) {
     const py::module_ pd = py::module_::import("pandas");
     py::dict columns;
@@ -214,10 +216,12 @@ py::object requests_frame(ResultData& d) {
     }
     d.requests = pd.attr("DataFrame")(columns);
   }
-  // A copy each time: a caller that edits its frame in place must not change what the next
-  // caller (goodput, plots, another cell of the notebook) reads.
-  return d.requests.attr("copy")();
+  return d.requests;
 }
+
+// A copy each time: a caller that edits its frame in place must not change what the next caller
+// (goodput, plots, another cell of the notebook) reads.
+py::object requests_frame(ResultData& d) { return cached_requests(d).attr("copy")(); }
 
 // Every scalar of a JSON object into `row`, nested objects' keys joined with '_' (ttft_ms ->
 // ttft_ms_p50); lists (per_pod, faults) are left out.
@@ -318,7 +322,9 @@ void init_results(py::module_& m) {
       .def_property_readonly(
           "requests",
           [](const ArmHandle& a) {
-            const py::object df = requests_frame(*a.data);
+            // .loc with a mask builds a new frame: the cache is not handed out, and not copied
+            // twice.
+            const py::object& df = cached_requests(*a.data);
             const py::object mask = df.attr("__getitem__")("arm").attr("__eq__")(a.arm().name);
             return df.attr("loc").attr("__getitem__")(mask).attr("reset_index")(py::arg("drop") =
                                                                                     true);

@@ -443,12 +443,14 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
         names.push_back(sub->get_name());
       }
-      std::string valid;
-      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+      const std::string valid = join(names, ", ");
       for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--log-level") ++i;
-        if (arg.empty() || arg[0] == '-' || arg == "--log-level") continue;
+        if (arg == "--log-level") {
+          ++i;  // its value
+          continue;
+        }
+        if (arg.empty() || arg[0] == '-') continue;
         std::cerr << "error: unknown command '" << arg << "'; valid commands: " << valid << "\n";
         return 2;
       }

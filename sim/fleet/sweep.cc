@@ -95,18 +95,13 @@ SweepAxis parse_vary(const std::string& text) {
     }
   } else {
     std::stringstream ss(values);
-    for (std::string v; std::getline(ss, v, ',');) {
-      if (v.empty()) {
-        throw ScenarioError("--vary " + text +
-                            ": an empty value (two commas, or a comma at an "
-                            "end); expected PATH=V1,V2,...");
-      }
-      axis.second.push_back(v);
-    }
-    if (values.back() == ',') {
+    for (std::string v; std::getline(ss, v, ',');) axis.second.push_back(v);
+    // getline drops what follows a last comma, so a comma at the end is an empty value too.
+    if (values.back() == ',' ||
+        std::find(axis.second.begin(), axis.second.end(), "") != axis.second.end()) {
       throw ScenarioError("--vary " + text +
-                          ": an empty value (two commas, or a comma at an "
-                          "end); expected PATH=V1,V2,...");
+                          ": an empty value (two commas, or a comma at an end); expected "
+                          "PATH=V1,V2,...");
     }
   }
   if (axis.second.empty()) throw ScenarioError("--vary " + text + ": no values");
