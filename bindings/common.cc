@@ -2,7 +2,9 @@
 #include "bindings/common.h"
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <sstream>
 #include <variant>
 
@@ -97,6 +99,58 @@ py::object json_to_py(const nlohmann::json& j) {
     default:
       throw InternalError("JSON value of an unexpected type");
   }
+}
+
+namespace {
+
+struct RunsInProgress {
+  std::mutex mutex;
+  std::condition_variable none_left;
+  int count = 0;
+  bool exiting = false;
+};
+
+RunsInProgress& runs_in_progress() {
+  static RunsInProgress runs;
+  return runs;
+}
+
+}  // namespace
+
+RunInProgress::RunInProgress() {
+  RunsInProgress& runs = runs_in_progress();
+  const std::lock_guard lock(runs.mutex);
+  if (runs.exiting) throw StoppedError();
+  ++runs.count;
+}
+
+RunInProgress::~RunInProgress() {
+  RunsInProgress& runs = runs_in_progress();
+  const std::lock_guard lock(runs.mutex);
+  if (--runs.count == 0) runs.none_left.notify_all();
+}
+
+void stop_runs_at_exit(std::chrono::milliseconds limit) {
+  RunsInProgress& runs = runs_in_progress();
+  {
+    const std::lock_guard lock(runs.mutex);
+    runs.exiting = true;
+    if (runs.count == 0) return;
+  }
+  process_stop_flag().request();
+  const py::gil_scoped_release release;  // the runs' threads need it to return
+  std::unique_lock lock(runs.mutex);
+  runs.none_left.wait_for(lock, limit, [&] { return runs.count == 0; });
+}
+
+void refuse_bare_new(py::handle cls, const char* made_by) {
+  const std::string name = "fleetsim." + cls.attr("__name__").cast<std::string>();
+  const std::string message = name + " objects cannot be created from Python; " + made_by;
+  cls.attr("__new__") = py::staticmethod(py::cpp_function(
+      [message](const py::args&, const py::kwargs&) -> py::object {
+        throw py::type_error(message);
+      },
+      py::name("__new__")));
 }
 
 py::object param_value_to_py(const ParamValue& v) {

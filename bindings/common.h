@@ -51,19 +51,39 @@ std::string scenario_file_arg(const std::filesystem::path& path, const char* fun
 // A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
 py::object json_to_py(const nlohmann::json& j);
 
-// What fleetsim.campaign() and fleetsim.plan() return: `run()` runs without the GIL (Python
-// routing policies take it back for their own calls, init_policies.cc), and its result comes
-// back as the CLI's JSON (`to_json`) in a dict, with the CLI's text (`write_report`) under
-// "report".
+// Makes `cls.__new__(cls)` a TypeError naming `made_by`, for a class whose objects only the
+// module makes. pybind11 would return an object with no C++ value behind it, whose first method
+// call reads unconstructed memory; the module's own casts do not go through __new__.
+void refuse_bare_new(py::handle cls, const char* made_by);
+
+// Counts the runs in progress, so that at interpreter exit (an atexit hook, module.cc) the runs
+// of daemon threads can be stopped and waited for: a daemon thread that finds the interpreter
+// finalized when it takes the GIL back is ended by pthread_exit, whose unwinding through a
+// joinable std::thread aborts the process. Refuses a new run once exit has begun.
+class RunInProgress {
+ public:
+  RunInProgress();
+  ~RunInProgress();
+  RunInProgress(const RunInProgress&) = delete;
+  RunInProgress& operator=(const RunInProgress&) = delete;
+};
+// The atexit hook: stops every run in progress and waits (at most `limit`) for them to return.
+void stop_runs_at_exit(std::chrono::milliseconds limit);
+
 // Runs `f` (simulations) on a thread of its own, without the GIL, while this thread takes the
 // GIL back every 100 ms to let Python handle signals: on Ctrl-C the simulations stop at their
 // next poll (sim/stop.h) and KeyboardInterrupt is raised here. f's own exception is rethrown.
 template <class F>
 auto run_interruptible(F f) -> decltype(f()) {
   using Result = decltype(f());
+  const RunInProgress registered;  // with the GIL: released last, once back in Python's hands
   std::packaged_task<Result()> task(std::move(f));
   std::future<Result> done = task.get_future();
-  std::thread worker([&task] {
+  // This run's own flag: a Ctrl-C stops the run of the thread that got it, not those of other
+  // Python threads; the root flag (process_stop_flag) is for the exit hook.
+  StopFlag this_run(&process_stop_flag());
+  std::thread worker([&task, &this_run] {
+    const ScopedStopFlag installed(this_run);
     // One Python thread state for the whole run, so a Python policy's calls from this thread
     // re-take the GIL instead of building and dropping a thread state each time.
     const py::gil_scoped_acquire state;
@@ -76,12 +96,11 @@ auto run_interruptible(F f) -> decltype(f()) {
       if (done.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
     }
     if (PyErr_CheckSignals() != 0) {
-      interrupt_flag().request();
+      this_run.request();
       {
         py::gil_scoped_release release;
         worker.join();
       }
-      interrupt_flag().clear();
       throw py::error_already_set();
     }
   }
@@ -92,6 +111,10 @@ auto run_interruptible(F f) -> decltype(f()) {
   return done.get();
 }
 
+// What fleetsim.campaign() and fleetsim.plan() return: `run()` runs without the GIL (Python
+// routing policies take it back for their own calls, init_policies.cc), and its result comes
+// back as the CLI's JSON (`to_json`) in a dict, with the CLI's text (`write_report`) under
+// "report".
 template <class Run, class ToJson, class WriteReport>
 py::dict run_as_report_dict(Run run, ToJson to_json, WriteReport write_report) {
   const auto result = run_interruptible(std::move(run));

@@ -438,6 +438,7 @@ void init_policies(py::module_& m) {
            << " output_tokens=" << r.output_tokens << ">";
         return os.str();
       });
+  refuse_bare_new(m.attr("Request"), "the simulator passes them to a RoutingPolicy's hooks.");
 
   py::class_<PodState>(m, "PodState",
                        "What a router can see of one pod (a read-only snapshot taken when the "

@@ -334,6 +334,7 @@ void init_results(py::module_& m) {
         return "<fleetsim.Arm '" + a.arm().name + "' (" + a.arm().policy + "), " +
                std::to_string(a.arm().summary.requests) + " requests>";
       });
+  refuse_bare_new(m.attr("Arm"), "Result.arms and Result.arm(name) give them.");
 
   py::class_<ResultData, ResultPtr>(m, "Result", "The results of fleetsim.run().")
       .def_property_readonly(
@@ -391,6 +392,8 @@ void init_results(py::module_& m) {
         return "<fleetsim.Result '" + d.run.scenario + "' seed " + std::to_string(d.run.seed) +
                ", " + std::to_string(d.run.arms.size()) + " arms>";
       });
+
+  refuse_bare_new(m.attr("Result"), "fleetsim.run() returns one.");
 
   m.def("run", &run, py::arg("scenario"), py::arg("threads") = 0, py::arg("overrides") = py::none(),
         "Runs a scenario and returns its Result.\n\n"

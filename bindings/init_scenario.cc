@@ -201,15 +201,13 @@ void init_scenario(py::module_& m) {
           "Parses YAML text; `label` names it in errors (and is the name when the YAML has "
           "none); `overrides` are 'dotted.path=value' strings, as Scenario.overrides holds them. "
           "With a Scenario's yaml, label and overrides it rebuilds that scenario exactly.")
-      .def(py::pickle(
-          [](const ScenarioHandle& h) { return py::make_tuple(h.yaml_text, h.label, h.overrides); },
-          [](const py::tuple& t) {
-            if (t.size() != 3) {
-              throw py::value_error("a pickled Scenario is (yaml, label, overrides)");
-            }
-            return make_scenario(t[0].cast<std::string>(), t[1].cast<std::string>(),
-                                 t[2].cast<std::vector<std::string>>());
-          }))
+      // Pickled as a call of a Python function (pybind11's do not pickle), not through
+      // __new__ and __setstate__, so that __new__ can refuse (refuse_bare_new).
+      .def("__reduce__",
+           [](const ScenarioHandle& h) {
+             return py::make_tuple(py::module_::import("fleetsim").attr("_scenario_from_yaml"),
+                                   py::make_tuple(h.yaml_text, h.label, h.overrides));
+           })
       .def("__repr__", [](const ScenarioHandle& h) {
         std::ostringstream os;
         os << "<fleetsim.Scenario '" << h.scenario.name << "' seed " << h.scenario.seed << ": "
@@ -217,6 +215,7 @@ void init_scenario(py::module_& m) {
            << h.scenario.fleet.model << ", " << h.scenario.arms.size() << " arms>";
         return os.str();
       });
+  refuse_bare_new(m.attr("Scenario"), "use fleetsim.load().");
 
   m.def("load", &load_any, py::arg("source"), py::arg("overrides") = py::none(),
         "Loads and validates a scenario.\n\n"

@@ -28,8 +28,9 @@ class StopFlag {
   const StopFlag* parent_;
 };
 
-// The process-wide flag of a user's interrupt: every other flag's root.
-StopFlag& interrupt_flag();
+// The process-wide root of every other flag: raised to stop every simulation of the process
+// (Python's exit hook); a user's interrupt raises the flag of its own call (bindings/common.h).
+StopFlag& process_stop_flag();
 // The flag the simulations of this thread obey: the one a driver installed, else the root.
 const StopFlag& current_stop_flag();
 

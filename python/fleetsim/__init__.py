@@ -76,6 +76,11 @@ load = _picklable(_core.load)
 plan = _picklable(_core.plan)
 run = _picklable(_core.run)
 
+
+def _scenario_from_yaml(yaml_text: str, label: str, overrides: list[str]) -> Scenario:
+    """Rebuilds a pickled Scenario (Scenario.__reduce__ names this function)."""
+    return _core.Scenario.from_yaml(yaml_text, label, overrides)
+
 __all__ = [
     "Arm",
     "DeploymentError",

@@ -59,10 +59,10 @@ TEST(Parallel, AnOuterBatchOrAnInterruptStopsAnInnerOne) {
   });
   EXPECT_THROW(std::rethrow_exception(errors[1]), StoppedError);
   // The interrupt flag stops everything; cleared, runs go on as before.
-  interrupt_flag().request();
+  process_stop_flag().request();
   EXPECT_THROW(rethrow_first(for_each_index(1, 1, [](std::size_t) { run_forever(); })),
                StoppedError);
-  interrupt_flag().clear();
+  process_stop_flag().clear();
   std::atomic<int> ran{0};
   rethrow_first(for_each_index(3, 2, [&](std::size_t) { ++ran; }));
   EXPECT_EQ(ran.load(), 3);

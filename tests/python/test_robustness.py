@@ -190,6 +190,30 @@ def test_ctrl_c_stops_a_run_and_raises_keyboard_interrupt(flagship):
     assert done.stdout.strip() == "interrupted; the next run completes 60"
 
 
+def test_ctrl_c_stops_only_the_run_of_the_thread_that_got_it(flagship):
+    # The main thread's run is interrupted; a run another thread started at the same time goes on
+    # to its end (the interrupt flag used to be one for the whole process).
+    done = run_fresh(f"""
+        import os, signal, threading, fleetsim
+        other = {{}}
+        def beside():
+            r = fleetsim.run({str(flagship)!r}, threads=1,
+                             overrides={{"workload.conversations": 2000}})
+            other["completed"] = r.arm("epp").summary["completed"]
+        t = threading.Thread(target=beside)
+        t.start()
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            fleetsim.run({str(flagship)!r}, threads=1,
+                         overrides={{"workload.conversations": 40000}})
+        except KeyboardInterrupt:
+            t.join()
+            print("interrupted; the other thread's run completed", other.get("completed"))
+    """, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted; the other thread's run completed 30000"
+
+
 class FailsAtOnce(fleetsim.RoutingPolicy):
     def pick(self, request, candidates, ctx):
         raise RuntimeError("the failing arm's own error")
@@ -248,3 +272,32 @@ def test_the_entry_points_pickle_by_name_for_dask(small_yaml):
     assert fleetsim.run.__doc__ == fleetsim._core.run.__doc__
     shipped = pickle.loads(cloudpickle.dumps(lambda: fleetsim.run(small_yaml).summary_rows()))
     assert shipped()[0]["arm"] == "rr"
+
+
+@pytest.mark.parametrize("name", ["Arm", "Result", "Scenario", "Request"])
+def test_objects_only_the_module_makes_refuse_a_bare_new(name):
+    # pybind11's __new__ alone gives an object with no C++ value behind it: its repr crashed.
+    cls = getattr(fleetsim, name)
+    with pytest.raises(TypeError, match=f"fleetsim.{name} objects cannot be created from Python"):
+        cls.__new__(cls)
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.3])
+def test_a_daemon_thread_running_at_exit_does_not_abort_the_process(delay_s):
+    # At exit a daemon thread that takes the GIL back is ended by pthread_exit; unwinding through
+    # a running simulation's thread aborted the process ("terminate called without an active
+    # exception"). The module stops such runs and waits for them in an atexit hook.
+    done = run_fresh(f"""
+        import threading, time, fleetsim
+        class P(fleetsim.RoutingPolicy):
+            def pick(self, request, candidates, ctx):
+                return candidates[request.id % len(candidates)].index
+        fleetsim.register_policy("p", P, "")
+        path = {os.path.join(os.environ["FLEETSIM_SOURCE_DIR"], "scenarios", "loxilb-3pod-long.yaml")!r}
+        threading.Thread(target=lambda: fleetsim.run(path, overrides={{"arms.rr.policy": "p"}}),
+                         daemon=True).start()
+        time.sleep({delay_s})
+        print("exiting")
+        """)
+    assert done.returncode == 0, done.stderr
+    assert "exiting" in done.stdout
