@@ -49,13 +49,22 @@ void HashRing::add_pods(const std::vector<std::string>& names) {
   std::sort(nodes_.begin(), nodes_.end(), ring_order);
 }
 
+namespace {
+
+BoundRule bound_rule_named(const std::string& name) {
+  if (name == "haproxy") return BoundRule::kHaproxy;
+  if (name == "integer_mean") return BoundRule::kIntegerMean;
+  return BoundRule::kCeil;
+}
+
+}  // namespace
+
 ConsistentHashPolicy::ConsistentHashPolicy(const Params& params, const PolicyContext& ctx,
                                            bool bounded)
     : bounded_(bounded),
       key_is_session_(params.get_string("key") == "session"),
       balance_pct_(bounded ? std::llround(params.get_double("balance_factor") * 100.0) : 0),
-      rule_(bounded && params.get_string("bound_rule") == "haproxy" ? BoundRule::kHaproxy
-                                                                    : BoundRule::kCeil),
+      rule_(bound_rule_named(bounded ? params.get_string("bound_rule") : "ceil")),
       spill_least_loaded_(bounded && params.get_string("spill") == "least_loaded"),
       units_never_released_(bounded && params.get_string("load_release") == "never"),
       ring_(static_cast<int>(params.get_int("vnodes"))) {
@@ -84,6 +93,15 @@ std::int64_t ConsistentHashPolicy::bound(BoundRule rule, std::int64_t served_tot
     // ceil((served_total + 1) x pct / (100 n)) in integers, so 1.25 x 4 / 2 is exactly 2.5 -> 3.
     const std::int64_t den = 100 * n;
     return ((served_total + 1) * balance_pct + den - 1) / den;
+  }
+  if (rule == BoundRule::kIntegerMean) {
+    // Older LoxiLB builds (common/sockproxy_lb.c chwbl_select_endpoint, commits 0c45fbe and
+    // 5c09f08; the newest computes kCeil): the mean load in integers, the new request not
+    // counted, times the factor rounded up; at least n while the total is under n. The integer
+    // mean makes it tighter than kCeil: 15 in flight on 3 pods bound a pod at 9 (kCeil: 10), 5 in
+    // flight at 2 (kCeil: 4).
+    const std::int64_t by_mean = ((served_total / n) * balance_pct + 99) / 100;
+    return std::max(by_mean, served_total < n ? n : std::int64_t{1});
   }
   // HAProxy chash_server_is_eligible (src/lb_chash.c): tot_slots = ceil((served + 1) x pct / 100),
   // split among servers by cumulative weight; with equal weights server k of n gets
@@ -265,8 +283,11 @@ const PolicyRegistrar kChwblRegistrar(
         .text("bound_rule", "ceil",
               "'ceil': bound = ceil((served_total + 1) x c / n) for every pod; 'haproxy': "
               "ceil((served_total + 1) x c) slots split in integers across the n pods in index "
-              "order, as src/lb_chash.c chash_server_is_eligible does",
-              {"ceil", "haproxy"})
+              "order, as src/lb_chash.c chash_server_is_eligible does; 'integer_mean': "
+              "max(ceil(floor(served_total / n) x c), n while served_total < n, else 1), as "
+              "older LoxiLB builds do (common/sockproxy_lb.c chwbl_select_endpoint; the newest "
+              "computes 'ceil')",
+              {"ceil", "haproxy", "integer_mean"})
         .text("spill", "ring",
               "where a request goes when its key's pod is at its bound: 'ring' = the next "
               "eligible pod clockwise (HAProxy); 'least_loaded' = the pod with the fewest "

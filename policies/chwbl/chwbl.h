@@ -50,8 +50,9 @@ class HashRing {
 
 // How a pod's bound is computed from served_total, the number of candidates n and c.
 enum class BoundRule {
-  kCeil,     // served < ceil((served_total + 1) x c / n)  (the paper's bound, DESIGN.md)
-  kHaproxy,  // HAProxy's integer split of ceil((served_total + 1) x c) slots by weight
+  kCeil,         // served < ceil((served_total + 1) x c / n)  (the paper's bound, DESIGN.md)
+  kHaproxy,      // HAProxy's integer split of ceil((served_total + 1) x c) slots by weight
+  kIntegerMean,  // max(ceil(floor(served_total / n) x c), n if served_total < n else 1)
 };
 
 class ConsistentHashPolicy : public RoutingPolicy {

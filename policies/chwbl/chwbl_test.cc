@@ -57,6 +57,14 @@ TEST(ChwblTest, BoundFormula) {
   EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kHaproxy, 4, 125, 3, 2), 3);
   // Never 0: ceil(1 x 1.25) = 2 slots over 3 pods -> 0, 1, 1 -> the first pod still gets 1.
   EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kHaproxy, 0, 125, 3, 0), 1);
+  // Older LoxiLB builds: the integer mean times 1.75, rounded up. 15 in flight on 3 pods: 5 x 1.75
+  // = 8.75 -> 9 (kCeil: ceil(16 x 1.75 / 3) = 10); 5 in flight: 1 x 1.75 -> 2; under n in flight:
+  // n.
+  EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kIntegerMean, 15, 175, 3, 0), 9);
+  EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kCeil, 15, 175, 3, 0), 10);
+  EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kIntegerMean, 5, 175, 3, 2), 2);
+  EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kIntegerMean, 2, 175, 3, 0), 3);
+  EXPECT_EQ(ConsistentHashPolicy::bound(BoundRule::kIntegerMean, 3, 175, 3, 0), 2);
 }
 
 TEST(ChwblTest, SameKeySamePodWhenUnloaded) {
