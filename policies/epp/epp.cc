@@ -77,6 +77,7 @@ EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
       precise_(params.get_string("prefix_source") == "precise"),
       cached_(ctx.pod_names.size()),
       release_by_ttl_(params.get_string("inflight_release") == "ttl"),
+      release_at_pick_(params.get_string("inflight_release") == "at_pick"),
       request_timeout_(ms_to_ns(1000.0 * params.get_double("request_timeout_s"))),
       booked_(ctx.pod_names.size()),
       booked_tokens_(ctx.pod_names.size(), 0),
@@ -173,6 +174,15 @@ std::span<const PodState> EppPolicy::booked_view(std::span<const PodState> candi
   return view_;
 }
 
+std::span<const PodState> EppPolicy::idle_view(std::span<const PodState> candidates) {
+  view_.assign(candidates.begin(), candidates.end());
+  for (auto& pod : view_) {
+    pod.inflight_requests = 0;
+    pod.inflight_tokens = 0;
+  }
+  return view_;
+}
+
 std::span<const PodState> EppPolicy::estimated_view(std::span<const PodState> candidates) {
   view_.assign(candidates.begin(), candidates.end());
   for (auto& pod : view_) {
@@ -203,8 +213,9 @@ int EppPolicy::pick(const Request& request, std::span<const PodState> live,
                     const RouteContext& ctx) {
   if (live.empty()) return -1;
   last_pick_ = ctx.now;
-  const std::span<const PodState> candidates =
-      release_by_ttl_ ? booked_view(live, ctx.now) : estimated_view(live);
+  const std::span<const PodState> candidates = release_at_pick_  ? idle_view(live)
+                                               : release_by_ttl_ ? booked_view(live, ctx.now)
+                                                                 : estimated_view(live);
   const EppCycle cycle = make_cycle(request, candidates);
   const Scored scored = run_pipeline(cycle, filters_, scorers_);
   if (scored.kept.empty()) return -1;  // a filter removed every pod: the EPP has no answer
@@ -342,8 +353,11 @@ ParamSpec epp_spec(const std::string& filters = "prefix-cache-affinity-filter",
             "gate) drop a request: end_of_stream = when its response ends, as GIE's "
             "ResponseComplete hook reports it through an Envoy ext-proc gateway; ttl = only after "
             "request_timeout_s, for a gateway that asks the EPP for a pod but never streams the "
-            "response back through it",
-            {"end_of_stream", "ttl"})
+            "response back through it (GIE before the producers, whose scorer kept its own TTL "
+            "cache); at_pick = at once, for a gateway that closes the ext-proc stream when it has "
+            "its pod (a headers-and-body exchange): llm-d-router's Process runs the completion "
+            "hooks when the stream ends (handlers/server.go), so the scorers see no load",
+            {"end_of_stream", "ttl", "at_pick"})
       .real("request_timeout_s", 120.0,
             "inflight_release = ttl: how long a dispatched request counts as in flight "
             "(llm-d active_request.go defaultRequestTimeout, 2 minutes)",

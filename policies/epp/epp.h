@@ -58,6 +58,9 @@ class EppPolicy : public RoutingPolicy {
   // inflight_release = end_of_stream: the gateway's live request counts, with the tokens this
   // EPP booked (its own estimate) in place of the exact ones.
   std::span<const PodState> estimated_view(std::span<const PodState> candidates);
+  // inflight_release = at_pick: nothing in flight anywhere (the counts were given back when the
+  // gateway closed the ext-proc stream, right after the pick).
+  std::span<const PodState> idle_view(std::span<const PodState> candidates);
 
   struct Booking {
     TimeNs at;
@@ -74,6 +77,7 @@ class EppPolicy : public RoutingPolicy {
   std::unique_ptr<EppPicker> picker_;
   // In-flight load as the EPP books it when the gateway never reports a response's end.
   bool release_by_ttl_ = false;
+  bool release_at_pick_ = false;
   TimeNs request_timeout_ = 0;
   TimeNs last_pick_ = 0;
   std::vector<std::deque<Booking>> booked_;  // per pod, oldest first

@@ -421,6 +421,24 @@ TEST(EppTest, EndOfStreamReleaseReadsTheGatewaysLiveCounts) {
   EXPECT_EQ(epp.pick(turn({{100, 100}}), pods, {}), 2);
 }
 
+// inflight_release = at_pick: the gateway closed the ext-proc stream at the pick, so the scorers
+// see nothing in flight however loaded the pods are, and the tie-break alone decides.
+TEST(EppTest, AtPickReleaseSeesNoLoad) {
+  Params p = epp_params();
+  p.set("filters", std::string("none"));
+  p.set("scorers", std::string("active-request-scorer,token-load-scorer"));
+  p.set("tie_break", std::string("rotation"));
+  p.set("inflight_release", std::string("at_pick"));
+  EppPolicy epp(p, ctx3());
+  auto pods = three_pods();
+  pods[0].inflight_requests = 5;
+  pods[0].inflight_tokens = 50000;
+  const Request r = turn({{100, 100}});
+  EXPECT_EQ(epp.pick(r, pods, {}), 0);  // the loaded pod, first in rotation
+  epp.on_dispatched(r, 0);
+  EXPECT_EQ(epp.pick(r, pods, {}), 1);
+}
+
 }  // namespace
 }  // namespace fleetsim
 
