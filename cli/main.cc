@@ -13,9 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "cli/campaign_cmd.h"
 #include "cli/option_checks.h"
 #include "cli/plan_cmd.h"
+#include "cli/progress.h"
 #include "models/calibration.h"
 #include "models/cost_model.h"
 #include "models/engine.h"
@@ -32,6 +35,7 @@
 #include "sim/fleet/sweep.h"
 #include "sim/fleet/validate.h"
 #include "sim/fleet/workload.h"
+#include "sim/progress.h"
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "0.0.0"
@@ -300,6 +304,11 @@ int main(int argc, char** argv) {
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level on stderr")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  std::string progress = "auto";
+  app.add_option("--progress", progress,
+                 "how many of a batch's simulations (sweep points, replicates, arms) have "
+                 "finished, on stderr: auto = when stderr is a terminal, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a scenario and print its results");
@@ -446,7 +455,7 @@ int main(int argc, char** argv) {
       const std::string valid = join(names, ", ");
       for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--log-level") {
+        if (arg == "--log-level" || arg == "--progress") {
           ++i;  // its value
           continue;
         }
@@ -461,6 +470,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
+  const bool terminal = isatty(STDERR_FILENO) == 1;
+  cli::StderrProgress progress_line(std::cerr, terminal);
+  const bool show_progress = progress == "always" || (progress == "auto" && terminal);
+  const ScopedProgressObserver progress_shown(show_progress ? &progress_line : nullptr);
   try {
     if (*run_cmd) return cmd_run(run);
     if (*sweep_cmd) return cmd_sweep(sweep);

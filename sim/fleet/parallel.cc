@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "sim/progress.h"
 #include "sim/stop.h"
 
 namespace fleetsim {
@@ -16,15 +17,23 @@ std::vector<std::exception_ptr> for_each_index(std::size_t n, int threads,
   // end for figures nobody will see. Chained to the caller's flag, so an outer batch (a sweep
   // around a run's arms) or an interrupt stops this one too.
   StopFlag batch(&current_stop_flag());
+  // Only the outermost batch reports progress: its workers run the nested ones with none.
+  ProgressObserver* const progress = current_progress_observer();
+  if (progress != nullptr) progress->started(n);
+  std::atomic<std::size_t> finished{0};
   auto work = [&] {
     const ScopedStopFlag scope(batch);
+    const ScopedProgressObserver no_progress(nullptr);
     for (std::size_t i = next++; i < n; i = next++) {
       try {
+        // An index taken after the batch was stopped does not build its simulation at all.
+        if (batch.requested()) throw StoppedError();
         body(i);
       } catch (...) {
         errors[i] = std::current_exception();
         batch.request();
       }
+      if (progress != nullptr) progress->finished(++finished, n);
     }
   };
   const std::size_t hw = std::max(1U, std::thread::hardware_concurrency());

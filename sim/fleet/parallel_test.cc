@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/event_loop.h"
+#include "sim/progress.h"
 #include "sim/stop.h"
 
 namespace fleetsim {
@@ -58,7 +62,7 @@ TEST(Parallel, AnOuterBatchOrAnInterruptStopsAnInnerOne) {
     rethrow_first(for_each_index(2, 1, [](std::size_t) { run_forever(); }));
   });
   EXPECT_THROW(std::rethrow_exception(errors[1]), StoppedError);
-  // The interrupt flag stops everything; cleared, runs go on as before.
+  // The process's flag stops everything; cleared, runs go on as before.
   process_stop_flag().request();
   EXPECT_THROW(rethrow_first(for_each_index(1, 1, [](std::size_t) { run_forever(); })),
                StoppedError);
@@ -66,6 +70,53 @@ TEST(Parallel, AnOuterBatchOrAnInterruptStopsAnInnerOne) {
   std::atomic<int> ran{0};
   rethrow_first(for_each_index(3, 2, [&](std::size_t) { ++ran; }));
   EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(Parallel, IndicesTakenAfterAFailureDoNotRun) {
+  // One thread: index 0 fails, so 1 and 2 are stopped without their body being called.
+  std::atomic<int> ran{0};
+  const auto errors = for_each_index(3, 1, [&](std::size_t i) {
+    ++ran;
+    if (i == 0) throw std::runtime_error("first");
+  });
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_THROW(std::rethrow_exception(errors[2]), StoppedError);
+}
+
+// Records what a batch reports, from any thread.
+class CountingObserver : public ProgressObserver {
+ public:
+  void started(std::size_t total) override {
+    const std::lock_guard lock(mutex_);
+    totals.push_back(total);
+  }
+  void finished(std::size_t done, std::size_t total) override {
+    const std::lock_guard lock(mutex_);
+    done_seen.push_back(done);
+    EXPECT_EQ(total, totals.back());
+  }
+  std::vector<std::size_t> totals;
+  std::vector<std::size_t> done_seen;
+
+ private:
+  std::mutex mutex_;
+};
+
+TEST(Parallel, OnlyTheOutermostBatchReportsProgress) {
+  for (const int threads : {1, 3}) {
+    CountingObserver observer;
+    {
+      const ScopedProgressObserver installed(&observer);
+      // Four sweep points, each running its three arms in a batch of its own.
+      rethrow_first(for_each_index(4, threads, [](std::size_t) {
+        rethrow_first(for_each_index(3, 1, [](std::size_t) {}));
+      }));
+    }
+    EXPECT_EQ(observer.totals, std::vector<std::size_t>{4}) << threads;
+    std::sort(observer.done_seen.begin(), observer.done_seen.end());
+    EXPECT_EQ(observer.done_seen, (std::vector<std::size_t>{1, 2, 3, 4})) << threads;
+    EXPECT_EQ(current_progress_observer(), nullptr);
+  }
 }
 
 TEST(Parallel, ARunNobodyStopsIsUntouched) {
