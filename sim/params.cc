@@ -15,8 +15,9 @@ namespace fleetsim {
 
 std::string YamlWhere::place(const YAML::Node& node) const {
   std::string loc = file.empty() ? "<scenario>" : file;
-  if (node.IsDefined() && node.Mark().line >= 0) loc += ":" + std::to_string(node.Mark().line + 1);
-  return loc;
+  if (node.IsDefined() && node.Mark().line >= 0)
+    return loc + ":" + std::to_string(node.Mark().line + 1);
+  return unmarked.empty() ? loc : unmarked;
 }
 
 std::string YamlWhere::at(const YAML::Node& node) const {
@@ -24,7 +25,7 @@ std::string YamlWhere::at(const YAML::Node& node) const {
 }
 
 YamlWhere YamlWhere::child(const std::string& key) const {
-  return {file, path.empty() ? key : path + "." + key};
+  return {file, path.empty() ? key : path + "." + key, unmarked};
 }
 
 std::string to_string(ParamType t) {

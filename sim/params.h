@@ -50,8 +50,11 @@ struct ParamDef {
 struct YamlWhere {
   std::string file;
   std::string path;
+  // What place() says of a node with no line (built, not read: a model's fields taken from its
+  // hf_config file); empty: `file`.
+  std::string unmarked = {};
   std::string at(const YAML::Node& node) const;     // "file:line: path"
-  std::string place(const YAML::Node& node) const;  // "file:line" ("file" when it has no line)
+  std::string place(const YAML::Node& node) const;  // "file:line" (unmarked, else "file")
   YamlWhere child(const std::string& key) const;    // path + "." + key
 };
 

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "sim/errors.h"
 
@@ -17,10 +19,24 @@ using Json = nlohmann::json;
 
 constexpr const char* kSayIt = "; set weight_dtype (fleetsim describe model) to say how it runs";
 
+// A field the config has with a value of the wrong kind (hf_config_fields names the file).
+struct WrongKind : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The field as an integer; absent or null: none. A whole float (4096.0) counts; anything else
+// is refused rather than taken for absent.
 std::optional<std::int64_t> integer(const Json& j, const char* key) {
   const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<std::int64_t>();
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double v = it->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
+      return static_cast<std::int64_t>(v);
+    }
+  }
+  throw WrongKind(std::string(key) + ": expected an integer, got " + it->dump());
 }
 
 // The first of `keys` the config has, as an integer.
@@ -291,7 +307,11 @@ class Reader {
 }  // namespace
 
 YAML::Node hf_config_fields(const std::string& path, bool weight_dtype_given) {
-  return Reader(path).read(weight_dtype_given);
+  try {
+    return Reader(path).read(weight_dtype_given);
+  } catch (const WrongKind& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
 }
 
 }  // namespace fleetsim

@@ -127,10 +127,13 @@ TEST_F(HfConfig, WhatThePodModelDoesNotModelIsRefusedByName) {
              {"group_0": {"weights": {"num_bits": 8, "type": "int"}}}}})",
        "(8-bit int weights, weight-only) is not modelled"},
       {R"({"hidden_size": 4096, "num_hidden_layers": 32,)", "not a JSON config.json"},
-      {R"({"hidden_size": "wide", "num_hidden_layers": 32, "num_attention_heads": 32,
+      {R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
            "intermediate_size": 14336, "vocab_size": 32000, "quantization_config":
            {"quant_method": 8}})",
        "a field of an unexpected type"},
+      {R"({"hidden_size": "wide", "num_hidden_layers": 32, "num_attention_heads": 32,
+           "intermediate_size": 14336, "vocab_size": 32000})",
+       "config.json: hidden_size: expected an integer, got \"wide\""},
   };
   for (const auto& c : cases) {
     const std::string e = error_of(c.json, "{name: x, hf_config: config.json}");
@@ -299,7 +302,25 @@ TEST_F(HfConfig, AMissingFileOrShapeNamesTheFieldAndTheFile) {
                    "vocab_size": 32000})",
                "{name: x, hf_config: config.json}");
   EXPECT_NE(e.find("fleet.models.0.num_hidden_layers: missing field"), std::string::npos) << e;
-  EXPECT_NE(e.find("fields not given here come from"), std::string::npos) << e;
+  // The file's fields have no line of the scenario: the error names the file and the line of the
+  // hf_config that points to it.
+  EXPECT_NE(e.find("config.json (" + (dir_ / "s.yaml").string() + ":1: hf_config): fleet.models"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(HfConfig, AFieldOfTheWrongKindIsNamedNotTakenForMissing) {
+  const std::string e = error_of(R"({"num_hidden_layers": 32, "hidden_size": "big"})",
+                                 "{name: x, hf_config: config.json}");
+  EXPECT_NE(e.find("config.json: hidden_size: expected an integer, got \"big\""), std::string::npos)
+      << e;
+  // A whole float is an integer; a field given in the scenario keeps its own line.
+  const std::string layers =
+      error_of(R"({"num_hidden_layers": 32.0, "hidden_size": 4096.0, "num_attention_heads": 32,
+                   "intermediate_size": 14336, "vocab_size": 32000})",
+               "{name: x, hf_config: config.json, num_attention_heads: 0}");
+  EXPECT_NE(layers.find("s.yaml:1: fleet.models.0.num_attention_heads"), std::string::npos)
+      << layers;
 }
 
 }  // namespace

@@ -110,7 +110,10 @@ void parse_latent_attention(const Params& p, const YAML::Node& n, const YamlWher
 LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
   const Params p = model_def_spec().resolve(n, w);
   auto need = [&](const char* field, bool ok, const std::string& expected) {
-    if (!ok) throw ScenarioError(w.child(field).at(n) + ": " + expected);
+    if (ok) return;
+    // At the field's own line when it is there (from hf_config: the file), else the entry's.
+    const YAML::Node value = n.IsMap() ? n[field] : YAML::Node();
+    throw ScenarioError(w.child(field).at(value.IsDefined() ? value : n) + ": " + expected);
   };
   LlmSpec m;
   m.name = p.get_string("name");
@@ -212,11 +215,11 @@ LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   }
   for (const auto& kv : n) merged[kv.first.Scalar()] = kv.second;
   if (!n["source"].IsDefined()) merged["source"] = path;
-  try {
-    return parse_fields(merged, w);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(std::string(e.what()) + " (fields not given here come from " + path + ")");
-  }
+  // The fields written here keep their lines; those taken from the file have none, and an error
+  // in one of them names the file and the line that points to it.
+  YamlWhere from_file = w;
+  from_file.unmarked = path + " (" + fw.place(file) + ": hf_config)";
+  return parse_fields(merged, from_file);
 }
 
 }  // namespace
