@@ -392,6 +392,9 @@ void init_policies(py::module_& m) {
       .def_readonly("conversation", &Request::conversation,
                     "Conversation index (-1: not part of a conversation).")
       .def_readonly("turn", &Request::turn, "1-based turn within its conversation.")
+      .def_readonly("connection", &Request::connection,
+                    "The client's keep-alive connection it came on (a closed-loop worker, a "
+                    "stream, an agent session); -1: a connection of its own.")
       .def_readonly("session", &Request::session, "Session id as a client would send it.")
       .def_readonly("model", &Request::model, "Model name the request asks for.")
       .def_readonly("prompt_tokens", &Request::prompt_tokens, "Prompt length in tokens.")

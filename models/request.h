@@ -38,6 +38,9 @@ struct Request {
   std::string tier;       // tier hint for tier routing (e.g. "small", "big"); empty = none
   std::string slo_class;  // SLO class (e.g. "interactive", "batch"); empty = default
   std::string tenant;     // the tenant (application, team) a conversation belongs to; may be empty
+  // The client's keep-alive connection it is sent on (a closed-loop client worker, a stream, an
+  // agent session); -1: a connection of its own. Read by a gateway that balances connections.
+  std::int64_t connection = -1;
   // Prefill/decode disaggregation: the prefill pod the router chose for this attempt (-1: the
   // pod that serves it computes its prompt too); on the prefill leg a decode pod sends there,
   // that decode pod.

@@ -84,7 +84,15 @@ const ParamSpec& gateway_spec() {
                    0, 1e8)
           .text("prefill_policy", "",
                 "the routing policy that picks prefill pods, with its defaults; empty = the "
-                "arm's own policy and parameters");
+                "arm's own policy and parameters")
+          .text("balance", "request",
+                "what the gateway balances: request = each request on its own (an L7 proxy); "
+                "connection = a client's keep-alive connection goes on to the pod its first "
+                "request was routed to, while that pod is up and the requests go through, as "
+                "an L4 balancer (a Kubernetes Service) or a proxy that pins its upstream leg "
+                "does; a closed-loop client worker, a stream or an agent session holds one "
+                "connection, an open-loop or trace request one of its own",
+                {"request", "connection"});
   return kSpec;
 }
 
@@ -118,6 +126,7 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.disaggregate = p.get_bool("disaggregate");
   c.pd_non_cached_tokens = static_cast<std::int32_t>(p.get_int("pd_non_cached_tokens"));
   c.prefill_policy = p.get_string("prefill_policy");
+  c.balance_connections = p.get_string("balance") == "connection";
   return c;
 }
 
@@ -308,8 +317,29 @@ void Gateway::submit(RequestPtr r) {
   route(std::move(r), replica);
 }
 
+int Gateway::pinned_pod(const Request& r, const RoutingPolicy& policy, int replica) {
+  const auto it = pinned_.find(r.connection);
+  if (it == pinned_.end()) return -1;
+  const int pod = it->second;
+  const auto i = static_cast<size_t>(pod);
+  const int pool = policy.pool_for(r);
+  if (health_of(replica).healthy[i] && endpoints_[i] && (pool < 0 || pool_of(pod) == pool)) {
+    return pod;
+  }
+  pinned_.erase(it);  // the connection to a pod that is gone breaks; the next one is routed
+  return -1;
+}
+
 void Gateway::route(RequestPtr r, int replica) {
   RoutingPolicy& policy = *replicas_[static_cast<size_t>(replica)].policy;
+  if (config_.balance_connections && r->connection >= 0) {
+    if (const int pod = pinned_pod(*r, policy, replica); pod >= 0) {
+      ++routed_by_connection_;
+      r->prefill_pod = disaggregated_ ? choose_prefill(*r, pod, replica) : -1;
+      dispatch(std::move(r), pod, policy, replica);
+      return;
+    }
+  }
   // The policy's own decision time (a classifier, say) comes on top of the picker's round trip.
   const TimeNs think = policy.routing_delay(*r);
   if (!config_.picker_service) {
@@ -340,6 +370,9 @@ std::vector<PolicyCounter> Gateway::counters() const {
       {"no_healthy_pod", static_cast<double>(no_pod_)}};
   if (config_.hold_for_endpoints > 0) {
     out.push_back({"held_for_a_pod", static_cast<double>(held_total_)});
+  }
+  if (config_.balance_connections) {
+    out.push_back({"routed_by_connection", static_cast<double>(routed_by_connection_)});
   }
   if (disaggregated_) {
     out.push_back({"prefill_legs", static_cast<double>(prefill_legs_)});
@@ -394,6 +427,7 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   }
   // The gateway's own fail-open rule knows nothing of prefill pods: the decode pod computes.
   r->prefill_pod = disaggregated_ && !by_fallback ? choose_prefill(*r, pod, replica) : -1;
+  if (config_.balance_connections && r->connection >= 0) pinned_[r->connection] = pod;
   dispatch(std::move(r), pod, policy, replica);
 }
 
@@ -521,6 +555,12 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
     if (auto leg = legs_.find(r->id);
         leg != legs_.end() && leg->second.leg->attempt == r->attempt) {
       end_prefill_leg(r->id, leg->second.pod, r->attempt);
+    }
+  }
+  // A failed request closes its connection: the client's next one is routed afresh.
+  if (outcome != Outcome::kOk && r->connection >= 0) {
+    if (auto pin = pinned_.find(r->connection); pin != pinned_.end() && pin->second == pod) {
+      pinned_.erase(pin);
     }
   }
   observer_.on_finished(*r, pod, outcome, loop_.now());

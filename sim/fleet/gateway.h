@@ -59,6 +59,9 @@ struct GatewayConfig {
   bool disaggregate = true;
   std::int32_t pd_non_cached_tokens = 0;
   std::string prefill_policy;  // empty: the arm's own policy and parameters
+  // Balance connections, not requests: a keep-alive connection's requests go to the pod its
+  // first was routed to while that pod is up (an L4 balancer, or a proxy pinning its upstream).
+  bool balance_connections = false;
 };
 
 const char* replica_assignment_name(ReplicaAssignment a);
@@ -160,6 +163,9 @@ class Gateway : public PodListener {
   int assign_replica(const Request& r);
   void route(RequestPtr r, int replica);
   void route_with(RoutingPolicy& policy, RequestPtr r, int replica);
+  // balance_connections: the pod `r`'s connection is pinned to, if it may still take `r`
+  // (routed, up, of the pool `policy` wants); -1 otherwise (and the pin is dropped).
+  int pinned_pod(const Request& r, const RoutingPolicy& policy, int replica);
   void picker_failed(RequestPtr r, TimeNs after, int replica);
   void dispatch(RequestPtr r, int pod, RoutingPolicy& policy, int replica);
   // No pod for `r`: hold it until one joins, up to hold_for_endpoints after it was first held,
@@ -232,6 +238,8 @@ class Gateway : public PodListener {
   std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
   bool picker_up_ = true;
   std::int64_t routed_by_policy_ = 0, routed_by_fallback_ = 0, picker_failures_ = 0;
+  std::map<std::int64_t, int> pinned_;  // balance_connections: connection -> its pod
+  std::int64_t routed_by_connection_ = 0;
   std::int64_t no_pod_ = 0;
   struct Held {
     RequestPtr r;

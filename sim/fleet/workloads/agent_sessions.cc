@@ -136,6 +136,7 @@ class AgentSessions : public Workload {
     r.conversation = id;
     r.turn = s.step;
     r.session = "agent-" + std::to_string(id);
+    r.connection = id;  // each session its own keep-alive connection
     r.prompt = s.history;
     r.prompt_tokens = total_tokens(s.history);
     r.output_tokens = action;

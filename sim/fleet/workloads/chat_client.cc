@@ -113,7 +113,9 @@ class ChatClient : public Workload {
   }
 
   void send_turn(std::int64_t id) {
-    Request r = active_.at(id).conversation->make_turn_request();
+    const Active& active = active_.at(id);
+    Request r = active.conversation->make_turn_request();
+    r.connection = active.client;  // one keep-alive connection per client worker
     if (auto it = tags_.find(id); it != tags_.end()) {
       r.tier = it->second.tier;
       r.slo_class = it->second.slo_class;

@@ -52,7 +52,7 @@ class ConcurrencyStreams : public Workload {
     for (std::int64_t s = 0; s < streams_; ++s) {
       // Streams may start spread over a ramp-up; guidellm starts them all at once (0).
       const TimeNs at = streams_ > 1 ? ramp_up_ * s / streams_ : 0;
-      ctx_.loop->schedule_at(at, [this] { new_conversation(); });
+      ctx_.loop->schedule_at(at, [this, s] { new_conversation(s); });
     }
   }
 
@@ -62,8 +62,10 @@ class ConcurrencyStreams : public Workload {
     Conversation& conv = *it->second;
     conv.complete_turn();
     if (conv.next_turn() > turns_) {
+      const std::int64_t stream = stream_of_.at(r.conversation);
       active_.erase(it);
-      after_think([this] { new_conversation(); });
+      stream_of_.erase(r.conversation);
+      after_think([this, stream] { new_conversation(stream); });
       return;
     }
     const std::int64_t id = r.conversation;
@@ -86,20 +88,23 @@ class ConcurrencyStreams : public Workload {
     return ctx_.loop->now() < end_ && (max_requests_ == 0 || sent_ < max_requests_);
   }
 
-  void new_conversation() {
+  void new_conversation(std::int64_t stream) {
     if (!may_send()) return;
     const std::int64_t id = next_conversation_++;
     active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed));
+    stream_of_[id] = stream;
     send_turn(id);
   }
 
   void send_turn(std::int64_t id) {
     if (!may_send()) {
       active_.erase(id);
+      stream_of_.erase(id);
       return;
     }
     ++sent_;
     Request r = active_.at(id)->make_turn_request();
+    r.connection = stream_of_.at(id);  // one keep-alive connection per stream
     tagger_.tag(r, ctx_.loop->now());
     ctx_.submit(std::move(r));
   }
@@ -119,6 +124,7 @@ class ConcurrencyStreams : public Workload {
   std::int64_t next_conversation_ = 0;
   std::int64_t sent_ = 0;
   std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
+  std::map<std::int64_t, std::int64_t> stream_of_;  // conversation -> the stream sending it
 };
 
 ParamSpec streams_spec() {
