@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TextIO
 
 from . import _core
 
@@ -140,6 +141,24 @@ def _yaml_scalar(text: str) -> Any:
     return {"true": True, "false": False}.get(text, text)
 
 
+class _PointsFinished:
+    """``k of n points finished, t s`` on ``out``, one line rewritten in place (``\\r``: a
+    terminal and a notebook's stream both honour it), ended when the last point finishes."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total, self.done, self.out = total, 0, out
+        self.start = time.monotonic()
+
+    def one_more(self) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        line = f"{self.done} of {self.total} points finished, {elapsed:.0f} s"
+        if self.done < self.total:
+            line += f", about {elapsed / self.done * (self.total - self.done):.0f} s left"
+        end = "\n" if self.done == self.total else ""
+        print(f"\r{line}", end=end, file=self.out, flush=True)
+
+
 def sweep(
     scenario: Any,
     grid: Mapping[str, Sequence[Any]] | None = None,
@@ -149,6 +168,7 @@ def sweep(
     max_workers: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     arm_metrics: ArmMetrics | None = None,
+    progress: bool = False,
 ) -> "pd.DataFrame":
     """Runs every point of the cartesian product of ``grid`` and returns ONE DataFrame.
 
@@ -164,6 +184,8 @@ def sweep(
     arm_metrics: a function of a :class:`fleetsim.Arm` returning {column: value}, evaluated
         where the point ran (so the per-request records never travel), e.g. goodput@SLO from
         ``arm.requests``. It is shipped with cloudpickle: a notebook's function or lambda works.
+    progress: show how many points have finished: on stderr for local processes; with a Dask
+        client, Dask's own progress bar (``distributed.progress``: a widget in a notebook).
 
     Columns: each varied path, arm, policy, then every scalar of the arm's summary with
     percentiles flattened (ttft_ms_p50, warm_ttft_ms_p95, ...). Rows come in grid order (the
@@ -187,12 +209,21 @@ def sweep(
         base.with_overrides(p)
     args = [(base.yaml, base.label, list(base.overrides), p, threads) for p in points]
 
+    finished = _PointsFinished(len(args), sys.stderr) if progress else None
     if client is not None:
         payload, metrics = _policy_payload(), _pickled(arm_metrics)
         futures = [client.submit(run_point, *a, payload, metrics, pure=False) for a in args]
+        if progress:
+            import distributed
+
+            distributed.progress(futures)
         results = client.gather(futures)
     elif max_workers == 1 or len(points) == 1:
-        results = [run_point(*a, None, arm_metrics) for a in args]
+        results = []
+        for a in args:
+            results.append(run_point(*a, None, arm_metrics))
+            if finished:
+                finished.one_more()
     else:
         payload, metrics = _policy_payload(), _pickled(arm_metrics)
         # spawn, not fork: the parent may hold threads (a Dask client, BLAS pools).
@@ -200,6 +231,9 @@ def sweep(
             max_workers=max_workers, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
             futures = [pool.submit(run_point, *a, payload, metrics) for a in args]
+            if finished:
+                for _ in as_completed(futures):
+                    finished.one_more()
             results = [f.result() for f in futures]
 
     rows = [row for point_rows in results for row in point_rows]

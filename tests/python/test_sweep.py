@@ -42,8 +42,20 @@ def test_the_frame(in_process, small_yaml):
     assert row["ttft_ms_p95"].item() == one.arm("rr").summary["ttft_ms"]["p95"]
 
 
-def test_local_processes_give_the_same_frame(in_process, small_yaml):
+def test_local_processes_give_the_same_frame(in_process, small_yaml, capsys):
     pd.testing.assert_frame_equal(fleetsim.sweep(small_yaml, GRID, max_workers=2), in_process)
+    assert capsys.readouterr().err == ""  # no progress unless asked for
+
+
+@pytest.mark.parametrize("max_workers", [1, 2])
+def test_progress_counts_the_points_on_stderr(in_process, small_yaml, capsys, max_workers):
+    df = fleetsim.sweep(small_yaml, GRID, max_workers=max_workers, progress=True)
+    pd.testing.assert_frame_equal(df, in_process)  # the frame does not change
+    err = capsys.readouterr().err
+    lines = err.split("\r")[1:]
+    assert [line.split(" of ")[0] for line in lines] == ["1", "2", "3", "4"], err
+    assert lines[0].startswith("1 of 4 points finished, ") and "s left" in lines[0]
+    assert lines[-1].startswith("4 of 4 points finished, ") and lines[-1].endswith(" s\n")
 
 
 def test_arm_metrics_are_computed_where_the_point_ran(small_yaml):
@@ -118,6 +130,9 @@ def test_dask_cluster_gives_the_same_frame(in_process, small_yaml):
             distributed.Client(cluster) as client:
         on_dask = fleetsim.sweep(small_yaml, GRID, client=client)
         pd.testing.assert_frame_equal(on_dask, in_process)
+        # Dask's own progress bar (text outside a notebook) leaves the frame as it is.
+        with_bar = fleetsim.sweep(small_yaml, GRID, client=client, progress=True)
+        pd.testing.assert_frame_equal(with_bar, in_process)
         # Per-arm metrics from the request records, computed on the workers.
         with_metrics = fleetsim.sweep(small_yaml, GRID, client=client,
                                       arm_metrics=lambda arm: {"rows": len(arm.requests)})
