@@ -13,6 +13,7 @@ void StderrProgress::started(std::size_t total) {
   const std::lock_guard lock(mutex_);
   start_ = Clock::now();
   last_ = start_;
+  shown_ = false;
 }
 
 void StderrProgress::finished(std::size_t done, std::size_t total) {
@@ -20,10 +21,16 @@ void StderrProgress::finished(std::size_t done, std::size_t total) {
   const Clock::time_point now = Clock::now();
   const double elapsed_s = std::chrono::duration<double>(now - start_).count();
   const bool last = done == total;
-  const auto interval = terminal_ ? std::chrono::milliseconds(250) : std::chrono::seconds(10);
-  const bool due = last || now - last_ >= interval;
+  bool due = false;
+  if (terminal_) {
+    // A batch done within a second (most of a validate) leaves the terminal alone.
+    due = last ? shown_ : elapsed_s >= 1.0 && now - last_ >= std::chrono::milliseconds(250);
+  } else {
+    due = last || now - last_ >= std::chrono::seconds(10);
+  }
   if (!due) return;
   last_ = now;
+  shown_ = true;
   print(done, total, elapsed_s);
 }
 

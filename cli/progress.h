@@ -1,8 +1,8 @@
 // What `--progress` shows on stderr while a batch of simulations runs (the points of a sweep,
 // the replicates of a campaign, the arms of a run): "12 of 40 simulations finished, 31 s,
-// about 72 s left". On a terminal one line rewritten in place, at most four times a second;
-// elsewhere (a log file, CI) a line at most every 10 s; the end of a batch always. Wall-clock
-// time reaches only stderr, never a result.
+// about 72 s left". On a terminal one line rewritten in place, at most four times a second,
+// once a batch has run for a second; elsewhere (a log file, CI) a line at most every 10 s and
+// the end of every batch. Wall-clock time reaches only stderr, never a result.
 #pragma once
 
 #include <chrono>
@@ -29,6 +29,7 @@ class StderrProgress final : public ProgressObserver {
   bool terminal_;
   Clock::time_point start_{};
   Clock::time_point last_{};
+  bool shown_ = false;  // this batch has printed a line
 };
 
 }  // namespace fleetsim::cli
