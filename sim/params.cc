@@ -15,8 +15,9 @@ namespace fleetsim {
 
 std::string YamlWhere::place(const YAML::Node& node) const {
   std::string loc = file.empty() ? "<scenario>" : file;
-  if (node.IsDefined() && node.Mark().line >= 0)
+  if (node.IsDefined() && node.Mark().line >= 0) {
     return loc + ":" + std::to_string(node.Mark().line + 1);
+  }
   return unmarked.empty() ? loc : unmarked;
 }
 

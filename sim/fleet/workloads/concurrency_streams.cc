@@ -59,12 +59,11 @@ class ConcurrencyStreams : public Workload {
   void on_complete(const Request& r, Outcome) override {
     auto it = active_.find(r.conversation);
     if (it == active_.end()) return;
-    Conversation& conv = *it->second;
+    Conversation& conv = *it->second.conversation;
     conv.complete_turn();
     if (conv.next_turn() > turns_) {
-      const std::int64_t stream = stream_of_.at(r.conversation);
+      const std::int64_t stream = it->second.stream;
       active_.erase(it);
-      stream_of_.erase(r.conversation);
       after_think([this, stream] { new_conversation(stream); });
       return;
     }
@@ -91,20 +90,19 @@ class ConcurrencyStreams : public Workload {
   void new_conversation(std::int64_t stream) {
     if (!may_send()) return;
     const std::int64_t id = next_conversation_++;
-    active_.emplace(id, std::make_unique<Conversation>(id, shape_, ctx_.seed));
-    stream_of_[id] = stream;
+    active_.emplace(id, Active{std::make_unique<Conversation>(id, shape_, ctx_.seed), stream});
     send_turn(id);
   }
 
   void send_turn(std::int64_t id) {
     if (!may_send()) {
       active_.erase(id);
-      stream_of_.erase(id);
       return;
     }
     ++sent_;
-    Request r = active_.at(id)->make_turn_request();
-    r.connection = stream_of_.at(id);  // one keep-alive connection per stream
+    const Active& active = active_.at(id);
+    Request r = active.conversation->make_turn_request();
+    r.connection = active.stream;  // one keep-alive connection per stream
     tagger_.tag(r, ctx_.loop->now());
     ctx_.submit(std::move(r));
   }
@@ -123,8 +121,11 @@ class ConcurrencyStreams : public Workload {
   ConversationShape shape_;
   std::int64_t next_conversation_ = 0;
   std::int64_t sent_ = 0;
-  std::map<std::int64_t, std::unique_ptr<Conversation>> active_;
-  std::map<std::int64_t, std::int64_t> stream_of_;  // conversation -> the stream sending it
+  struct Active {
+    std::unique_ptr<Conversation> conversation;
+    std::int64_t stream;  // the stream sending it
+  };
+  std::map<std::int64_t, Active> active_;
 };
 
 ParamSpec streams_spec() {
