@@ -19,7 +19,9 @@ double counter(const ArmSummary& a, const std::string& name) {
   return -1;
 }
 
-std::string chat_yaml(const std::string& balance, const std::string& extra = "") {
+// `gateway_extra`: more gateway fields, as ", key: value"; `extra`: more top-level sections.
+std::string chat_yaml(const std::string& balance, const std::string& extra = "",
+                      const std::string& gateway_extra = "") {
   return R"(name: connections
 seed: 7
 fleet: {pods: 3, gpu: H100-SXM, model: Llama-3.1-8B-Instruct}
@@ -32,7 +34,7 @@ workload:
   question_tokens: 50
   answer_tokens: 20
 gateway: {balance: )" +
-         balance + R"(, probe_interval_s: 1, probe_timeout_s: 0.5, probe_fall: 2}
+         balance + gateway_extra + R"(, probe_interval_s: 1, probe_timeout_s: 0.5, probe_fall: 2}
 )" + extra +
          R"(
 arms:
@@ -58,6 +60,24 @@ TEST(ConnectionBalance, AWorkersRequestsStayOnThePodOfItsFirst) {
   EXPECT_EQ(by_connection.per_pod[2].requests, 15);
   EXPECT_GT(by_connection.prefix_cache_reuse, by_request.prefix_cache_reuse + 0.1);
   EXPECT_EQ(by_connection.failed, 0);
+}
+
+TEST(ConnectionBalance, TheSpreaderKeepsAConnectionOnOneGatewayReplica) {
+  const ArmSummary a =
+      run_scenario(parse_scenario(chat_yaml("connection", "",
+                                            ", replicas: 3, replica_assignment: round_robin"),
+                                  "c.yaml"),
+                   1)
+          .arms[0]
+          .summary;
+  // Per request the spreader would give each replica 20; per connection the four workers land
+  // on replicas 0, 1, 2, 0 and stay, each replica pinning its workers' pods.
+  ASSERT_EQ(a.replicas.routed.size(), 3u);
+  EXPECT_EQ(a.replicas.routed[0], 30);
+  EXPECT_EQ(a.replicas.routed[1], 15);
+  EXPECT_EQ(a.replicas.routed[2], 15);
+  EXPECT_DOUBLE_EQ(a.routing.same_pod_as_previous_turn, 1.0);
+  EXPECT_EQ(counter(a, "routed_by_connection"), 60 - 4);
 }
 
 TEST(ConnectionBalance, AConnectionToAPodThatWentDownIsRoutedAfresh) {

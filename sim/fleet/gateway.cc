@@ -90,8 +90,10 @@ const ParamSpec& gateway_spec() {
                 "connection = a client's keep-alive connection goes on to the pod its first "
                 "request was routed to, while that pod is up and the requests go through, as "
                 "an L4 balancer (a Kubernetes Service) or a proxy that pins its upstream leg "
-                "does; a closed-loop client worker, a stream or an agent session holds one "
-                "connection, an open-loop or trace request one of its own",
+                "does; with several replicas the spreader keeps the connection on the replica "
+                "it first chose (replica_assignment picks it); a closed-loop client worker, a "
+                "stream or an agent session holds one connection, an open-loop or trace "
+                "request one of its own",
                 {"request", "connection"});
   return kSpec;
 }
@@ -312,21 +314,29 @@ int Gateway::assign_replica(const Request& r) {
 
 void Gateway::submit(RequestPtr r) {
   observer_.on_arrival(*r, loop_.now());
-  const int replica = assign_replica(*r);
+  int replica = -1;
+  if (config_.balance_connections && r->connection >= 0) {
+    // An open connection stays on its replica; a new one is spread and remembered.
+    const auto [pin, opened] = pinned_.try_emplace(r->connection);
+    if (opened) pin->second.replica = assign_replica(*r);
+    replica = pin->second.replica;
+  } else {
+    replica = assign_replica(*r);
+  }
   ++replicas_[static_cast<size_t>(replica)].routed;
   route(std::move(r), replica);
 }
 
 int Gateway::pinned_pod(const Request& r, const RoutingPolicy& policy, int replica) {
   const auto it = pinned_.find(r.connection);
-  if (it == pinned_.end()) return -1;
-  const int pod = it->second;
+  if (it == pinned_.end() || it->second.pod < 0) return -1;
+  const int pod = it->second.pod;
   const auto i = static_cast<size_t>(pod);
   const int pool = policy.pool_for(r);
   if (health_of(replica).healthy[i] && endpoints_[i] && (pool < 0 || pool_of(pod) == pool)) {
     return pod;
   }
-  pinned_.erase(it);  // the connection to a pod that is gone breaks; the next one is routed
+  it->second.pod = -1;
   return -1;
 }
 
@@ -427,7 +437,9 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   }
   // The gateway's own fail-open rule knows nothing of prefill pods: the decode pod computes.
   r->prefill_pod = disaggregated_ && !by_fallback ? choose_prefill(*r, pod, replica) : -1;
-  if (config_.balance_connections && r->connection >= 0) pinned_[r->connection] = pod;
+  if (config_.balance_connections && r->connection >= 0) {
+    pinned_[r->connection] = Pin{replica, pod};
+  }
   dispatch(std::move(r), pod, policy, replica);
 }
 
@@ -557,9 +569,9 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
       end_prefill_leg(r->id, leg->second.pod, r->attempt);
     }
   }
-  // A failed request closes its connection: the client's next one is routed afresh.
+  // A failed request closes its connection: the client's next one is spread and routed afresh.
   if (outcome != Outcome::kOk && r->connection >= 0) {
-    if (auto pin = pinned_.find(r->connection); pin != pinned_.end() && pin->second == pod) {
+    if (auto pin = pinned_.find(r->connection); pin != pinned_.end() && pin->second.pod == pod) {
       pinned_.erase(pin);
     }
   }

@@ -163,7 +163,8 @@ class Gateway : public PodListener {
   int assign_replica(const Request& r);
   void route(RequestPtr r, int replica);
   void route_with(RoutingPolicy& policy, RequestPtr r, int replica);
-  // balance_connections: the pod `r`'s connection is pinned to, if it may still take `r`
+  // balance_connections: the pod `r`'s connection is pinned to, if it may still take `r`; -1
+  // otherwise (a leg to a pod that is gone breaks, and is dropped)
   // (routed, up, of the pool `policy` wants); -1 otherwise (and the pin is dropped).
   int pinned_pod(const Request& r, const RoutingPolicy& policy, int replica);
   void picker_failed(RequestPtr r, TimeNs after, int replica);
@@ -238,7 +239,14 @@ class Gateway : public PodListener {
   std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
   bool picker_up_ = true;
   std::int64_t routed_by_policy_ = 0, routed_by_fallback_ = 0, picker_failures_ = 0;
-  std::map<std::int64_t, int> pinned_;  // balance_connections: connection -> its pod
+  // balance_connections: where a client connection is held. The L4 spreader keeps it on one
+  // replica while it is open; that replica keeps its upstream leg to one pod (-1: none yet, or
+  // the leg broke when its pod went away and the next request is routed afresh).
+  struct Pin {
+    int replica = 0;
+    int pod = -1;
+  };
+  std::map<std::int64_t, Pin> pinned_;  // by connection
   std::int64_t routed_by_connection_ = 0;
   std::int64_t no_pod_ = 0;
   struct Held {
