@@ -490,11 +490,18 @@ const ParamSpec& server_spec() {
                 "gateway's network latency for the sidecar's hops",
                 0)
           .real("api_overhead_ms", 4.0,
-                "API-server and gateway cost per request before the engine sees it: HTTP "
-                "parsing, chat template, routing hop (fixed part)",
+                "API-server CPU time per request before the engine sees it: HTTP parsing, "
+                "request validation, chat template (fixed part); a process serves one request "
+                "at a time, in arrival order",
                 0)
           .real("api_overhead_ms_per_1k_tokens", 1.5,
-                "API-server cost per 1,000 prompt tokens (tokenization of the whole history)", 0);
+                "API-server CPU time per 1,000 prompt tokens (tokenization of the whole "
+                "history)",
+                0)
+          .integer("api_server_count", 1,
+                   "API-server processes in front of the engine (vLLM's --api-server-count); "
+                   "each takes the next request when it is free",
+                   1, 1024);
   return kSpec;
 }
 

@@ -51,7 +51,8 @@ Pod::Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
       config_(config),
       cost_(std::move(cost)),
       observer_(observer),
-      engine_(std::make_unique<Engine>(config.engine, config.num_blocks)) {}
+      engine_(std::make_unique<Engine>(config.engine, config.num_blocks)),
+      api_free_at_(static_cast<size_t>(std::max(config.api_server_count, 1)), 0) {}
 
 EngineCounters Pod::counters() const {
   EngineCounters c = engine_->counters();
@@ -74,7 +75,11 @@ void Pod::receive(RequestPtr r) {
   in_api_stage_.push_back({r->id, r->attempt, false});
   const auto overhead = config_.api_overhead_fixed +
                         static_cast<TimeNs>(config_.api_overhead_ns_per_token * r->prompt_tokens);
-  loop_.schedule_in(overhead, [this, r = std::move(r), epoch = epoch_]() mutable {
+  // vLLM's frontend parses, templates and tokenizes on one asyncio loop with one tokenizer
+  // thread, so a burst is taken in order, one request after another, by the first process free.
+  const auto process = std::min_element(api_free_at_.begin(), api_free_at_.end());
+  *process = std::max(*process, loop_.now()) + overhead;
+  loop_.schedule_at(*process, [this, r = std::move(r), epoch = epoch_]() mutable {
     enqueue(std::move(r), epoch);
   });
 }
@@ -334,6 +339,7 @@ void Pod::stop_if_drained() {
 void Pod::crash(PodHealth after) {
   ++epoch_;
   in_api_stage_.clear();
+  std::fill(api_free_at_.begin(), api_free_at_.end(), 0);  // the backlog died with the process
   health_ = after;
   if (busy_) {
     if (gpu_job_ != 0) share_->cancel(gpu_job_);

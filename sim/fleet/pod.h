@@ -23,8 +23,11 @@ namespace fleetsim {
 struct PodConfig {
   EngineConfig engine;
   std::int32_t num_blocks = 0;
-  TimeNs api_overhead_fixed = 0;           // per request, before the engine sees it
+  // A request's CPU time in an API-server process before the engine sees it. The processes
+  // take requests in arrival order, one at a time each.
+  TimeNs api_overhead_fixed = 0;
   double api_overhead_ns_per_token = 0.0;  // per prompt token
+  int api_server_count = 1;
   DraftCost draft;  // the speculative drafter's GPU time after each step (none: 0)
   // vLLM's max_model_len: a request whose prompt plus max_tokens exceeds it is refused with
   // HTTP 400 by the API server (0 = no limit).
@@ -187,6 +190,8 @@ class Pod {
     bool aborted;
   };
   std::vector<InApi> in_api_stage_;
+  // When each API-server process is done with the requests it has been given.
+  std::vector<TimeNs> api_free_at_;
   // Requests whose prompt a prefill pod is computing, by id (the sidecar holds them).
   std::map<std::int64_t, RequestPtr> awaiting_prefill_;
   std::function<void()> on_stopped_;

@@ -156,6 +156,7 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.kv_transfer_hold = sec_to_ns(server.get_double("kv_transfer_hold_s"));
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
+  b.config.api_server_count = static_cast<int>(server.get_int("api_server_count"));
   b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
   b.config.draft = DraftCost(b.config.engine.spec_method, gpu, llm, tp,
                              pool.cost_model.get_double("compute_efficiency"),
