@@ -360,8 +360,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
               measured_cell(a, "completed", 0);
   }
   os << "\n";
-  for (const auto& metric : arm_metrics()) {
-    if (!metric.in_table) continue;
+  const auto metric_row = [&](const ArmMetric& metric) {
     os << std::setw(label_w) << metric.label;
     for (const auto& a : r.arms) {
       os << std::setw(cell_w)
@@ -369,6 +368,21 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
                 measured_cell(a, metric.name, metric.decimals);
     }
     os << "\n";
+  };
+  for (const auto& metric : arm_metrics()) {
+    if (metric.in_table) metric_row(metric);
+  }
+  // Figures kept out of the table (they hold only for some scenarios) that the scenario's
+  // measured section names, so each measurement shows beside its simulated figure.
+  const auto measured_anywhere = [&](const char* metric) {
+    return std::any_of(s.measured.begin(), s.measured.end(),
+                       [&](const auto& arm) { return arm.second.count(metric) > 0; });
+  };
+  for (const auto& metric : arm_metrics()) {
+    const std::string name = metric.name;
+    const bool own_section = name == "slo_attainment_pct" || name == "goodput_req_s" ||
+                             name == "kv_offload_reuse_pct" || name == "combined_reuse_pct";
+    if (!metric.in_table && !own_section && measured_anywhere(metric.name)) metric_row(metric);
   }
   // Speculative decoding's yield, when any arm's pods decode speculatively.
   if (std::any_of(r.arms.begin(), r.arms.end(),

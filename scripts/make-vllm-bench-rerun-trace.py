@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes scenarios/data/vllm-bench-rerun.jsonl: two runs of vLLM's serving benchmark on one
+server, as github.com/dennislee22/vLLM-benchmarking ("Test 5", 2025-09-04) ran them.
+
+benchmark_serving.py --dataset-name random draws its prompts from numpy's seed 0, so a run of
+200 prompts begins with the 100 prompts of the run before it, whose KV blocks the server still
+holds: the server's log puts its cumulative prefix-cache hit rate at 1.0% after the first run
+and 33.3% after the second (100 of the 300 prompts hit whole). Lengths are the runs' totals
+over their requests: run 1 (100 prompts) 102,140 prompt and 101,590 generated tokens, run 2
+(200 prompts) 204,007 and 200,419. Run 1 is warm-up (measured: false); run 2 starts 60 s later,
+after run 1 has ended.
+
+    /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py > scenarios/data/vllm-bench-rerun.jsonl
+"""
+import json
+import sys
+
+RUN2_START_MS = 60_000
+FIRST_RUN_PROMPT, FIRST_RUN_OUTPUT = 1021, 1016  # 102,140 / 100 and 101,590 / 100, rounded
+NEW_PROMPT, SECOND_RUN_OUTPUT = 1019, 1002  # (204,007 - 100 x 1,021) / 100 and 200,419 / 200
+
+
+def line(t_ms, prompt_id, prompt_tokens, output_tokens, measured):
+    row = {"timestamp_ms": t_ms, "prompt": [{"id": prompt_id, "tokens": prompt_tokens}],
+           "prompt_tokens": prompt_tokens, "output_tokens": output_tokens}
+    if not measured:
+        row["measured"] = False
+    return json.dumps(row, separators=(",", ":"))
+
+
+def main():
+    out = []
+    for i in range(100):
+        out.append(line(0, 1 + i, FIRST_RUN_PROMPT, FIRST_RUN_OUTPUT, False))
+    for i in range(200):
+        tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT
+        out.append(line(RUN2_START_MS, 1 + i, tokens, SECOND_RUN_OUTPUT, True))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
