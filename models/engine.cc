@@ -249,8 +249,10 @@ void Engine::schedule_waiting(StepPlan& plan, std::int32_t& budget, TimeNs now) 
     const std::span<const BlockHash> hashes = hashes_of(s);
     const std::int32_t cached_blocks = cache_.lookup(hashes, s.num_tokens());
     const std::int32_t cached = cached_blocks * config_.block_size;
-    const bool count =
-        s.preemptions == 0 && (config_.counting == PrefixCountingMode::kPerLookup || !s.counted);
+    // Current vLLM counts a request once and keeps a preempted request's lookups apart
+    // (preempted_queries); vLLM 0.10 counted every get_computed_blocks call, the lookup of a
+    // request resumed after preemption included (kv_cache_manager.py).
+    const bool count = config_.counting == PrefixCountingMode::kPerLookup || !s.counted;
     if (count) {
       counters_.prefix_cache_queries += s.num_tokens();
       counters_.prefix_cache_hits += cached;
@@ -422,8 +424,9 @@ const ParamSpec& server_spec() {
                    "schedule the next step while the GPU runs this one (vLLM --async-scheduling, "
                    "V1 engine, off by default): the step's host overhead overlaps GPU work")
           .text("prefix_counting", "per_request",
-                "how prefix-cache queries are counted: per_request (once) or per_lookup (each "
-                "lookup, as one vLLM release did)",
+                "how prefix-cache queries are counted: per_request (once, as current vLLM "
+                "does) or per_lookup (each lookup, a waiting request's retries and a preempted "
+                "request's resumption included, as vLLM 0.10 did)",
                 {"per_request", "per_lookup"})
           .integer("kv_cache_dtype_bytes", 2, "bytes per KV element (2 = bf16/fp16, 1 = fp8)", 1, 4)
           .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)

@@ -24,7 +24,8 @@ namespace fleetsim {
 
 // How vllm:prefix_cache_queries/hits are counted. kPerRequest: once, at a request's first
 // lookup (current vLLM). kPerLookup: at every lookup, so a request that waits for blocks is
-// counted again each step it waits (one vLLM V1 release did this).
+// counted again each step it waits, and one resumed after preemption again with what of it is
+// still cached (vLLM V1 up to 0.10 did this).
 enum class PrefixCountingMode { kPerRequest, kPerLookup };
 
 // Where a request's prompt KV comes from when another pod computed it (a prefill pod, vLLM's

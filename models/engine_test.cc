@@ -499,6 +499,23 @@ TEST(Engine, PreemptsNewestToMakeRoomForAnOlderRequest) {
   EXPECT_EQ(c.prefix_cache_hits, 0);
 }
 
+// The run above with vLLM 0.10's counting: B's lookup when it resumes is counted too, with its
+// 25 tokens and the one block of them still cached. Its lookup at step 3 is what vLLM's log
+// shows as hits in a run that preempts and has no shared prefixes at all.
+TEST(Engine, PerLookupCountingCountsTheLookupOfAPreemptedRequest) {
+  EngineConfig cfg = config();
+  cfg.counting = PrefixCountingMode::kPerLookup;
+  Engine engine(cfg, 4);
+  engine.add(make_request(1, 32, 2), 0);
+  engine.add(make_request(2, 24, 2), 0);
+  while (engine.has_work()) run_step(engine);
+  expect_drained(engine);
+  const EngineCounters& c = engine.counters();
+  EXPECT_EQ(c.num_preemptions, 1);
+  EXPECT_EQ(c.prefix_cache_queries, 32 + 24 + 25);
+  EXPECT_EQ(c.prefix_cache_hits, 16);
+}
+
 TEST(Engine, AbortAllReturnsEveryRequestAndFreesBlocks) {
   Engine engine(config(), 10);
   engine.add(make_request(1, 80, 3), 0);
