@@ -528,17 +528,20 @@ nlohmann::json validation_json(const ValidationReport& r) {
 
 void write_validation_table(std::ostream& os, const ValidationReport& r) {
   int passed = 0;
-  os << std::left << std::setw(46) << "check" << std::setw(8) << "arm" << std::setw(31) << "metric"
-     << std::right << std::setw(10) << "measured" << std::setw(11) << "simulated" << std::setw(9)
-     << "error" << std::setw(10) << "tolerance"
+  std::size_t label_w = 46;
+  for (const auto& f : r.figures) label_w = std::max(label_w, f.label.size() + 1);
+  const int check_w = static_cast<int>(label_w);
+  os << std::left << std::setw(check_w) << "check" << std::setw(8) << "arm" << std::setw(31)
+     << "metric" << std::right << std::setw(10) << "measured" << std::setw(11) << "simulated"
+     << std::setw(9) << "error" << std::setw(10) << "tolerance"
      << "  ok" << (r.seeds > 1 ? "   seeds ok  range" : "") << "\n";
   for (const auto& f : r.figures) {
     passed += f.ok ? 1 : 0;
     const std::string err = error_text(f);
     const std::string tol = tolerance_text(f);
-    os << std::left << std::setw(46) << f.label.substr(0, 45) << std::setw(8) << f.arm
-       << std::setw(31) << metric_text(f) << std::right << std::setw(10) << fmt(f.measured)
-       << std::setw(11) << fmt(f.simulated) << std::setw(9) << err << std::setw(10) << tol << "  "
+    os << std::left << std::setw(check_w) << f.label << std::setw(8) << f.arm << std::setw(31)
+       << metric_text(f) << std::right << std::setw(10) << fmt(f.measured) << std::setw(11)
+       << fmt(f.simulated) << std::setw(9) << err << std::setw(10) << tol << "  "
        << (f.ok ? "yes" : "NO ");
     if (r.seeds > 1) os << "   " << std::setw(8) << seeds_text(f, r.seeds) << "  " << range_text(f);
     os << "\n";
