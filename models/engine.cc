@@ -418,8 +418,10 @@ const ParamSpec& server_spec() {
                    0, 1e6)
           .boolean("enable_prefix_caching", true, "automatic prefix caching (vLLM V1 default on)")
           .boolean("enable_chunked_prefill", true, "split long prefills across steps (V1 default)")
-          .boolean("admit_whole_prompt", true,
-                   "admit a waiting request only when its whole prompt's blocks are free")
+          .boolean("admit_whole_prompt", false,
+                   "admit a waiting request only when its whole prompt's blocks are free (off: "
+                   "blocks for each chunk as it is scheduled, as vLLM V1's scheduler allocates "
+                   "them)")
           .boolean("async_scheduling", false,
                    "schedule the next step while the GPU runs this one (vLLM --async-scheduling, "
                    "V1 engine, off by default): the step's host overhead overlaps GPU work")

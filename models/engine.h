@@ -50,8 +50,9 @@ struct EngineConfig {
   bool enable_chunked_prefill = true;
   bool enable_prefix_caching = true;
   // Admit a waiting request only when blocks for its whole prompt are free (then allocate them
-  // all), so a long prefill is never preempted by its own later chunks.
-  bool admit_whole_prompt = true;
+  // all), so a long prefill is never preempted by its own later chunks. vLLM V1 does not: its
+  // scheduler allocates the blocks of the chunk it schedules (scheduler.py, allocate_slots).
+  bool admit_whole_prompt = false;
   PrefixCountingMode counting = PrefixCountingMode::kPerRequest;
   // A model with sliding-window layers: the blocks they hold beside the full-attention chain.
   SlidingWindowBlocks sliding;

@@ -152,8 +152,10 @@ TEST(Engine, SingleRequestPrefillThenDecodes) {
   EXPECT_TRUE(engine.plan_step().empty());
 }
 
-TEST(Engine, ChunkedPrefillSplitsLongPromptAcrossSteps) {
-  Engine engine(config(2048), 400);
+TEST(Engine, ChunkedPrefillWithWholePromptAdmissionSplitsLongPromptAcrossSteps) {
+  EngineConfig c = config(2048);
+  c.admit_whole_prompt = true;
+  Engine engine(c, 400);
   engine.add(make_request(1, 5000, 2), 0);
   // 5000 = 2048 + 2048 + 904; no token until the last chunk.
   Step s = run_step(engine);
@@ -180,10 +182,8 @@ TEST(Engine, ChunkedPrefillSplitsLongPromptAcrossSteps) {
   EXPECT_EQ(engine.counters().steps, 4);
 }
 
-TEST(Engine, ChunkedPrefillWithoutWholePromptAdmissionHoldsOnlyTheChunk) {
-  EngineConfig c = config(2048);
-  c.admit_whole_prompt = false;
-  Engine engine(c, 400);
+TEST(Engine, ChunkedPrefillHoldsOnlyTheChunksScheduledSoFar) {
+  Engine engine(config(2048), 400);
   engine.add(make_request(1, 5000, 1), 0);
   run_step(engine);
   EXPECT_EQ(engine.cache().blocks_held(1), 128);  // 2048 / 16
@@ -545,7 +545,7 @@ TEST(Engine, ConfigDefaultsDependOnTheGpu) {
   EXPECT_EQ(h100.block_size, 16);
   EXPECT_TRUE(h100.enable_prefix_caching);
   EXPECT_TRUE(h100.enable_chunked_prefill);
-  EXPECT_TRUE(h100.admit_whole_prompt);
+  EXPECT_FALSE(h100.admit_whole_prompt);
   EXPECT_EQ(h100.counting, PrefixCountingMode::kPerRequest);
 }
 
@@ -555,7 +555,7 @@ TEST(Engine, ExplicitServerSettingsWin) {
   p.set("max_num_seqs", std::int64_t{64});
   p.set("block_size", std::int64_t{32});
   p.set("enable_prefix_caching", false);
-  p.set("admit_whole_prompt", false);
+  p.set("admit_whole_prompt", true);
   p.set("prefix_counting", std::string("per_lookup"));
   for (const auto& [gib, name] :
        std::vector<std::pair<double, std::string>>{{79.25, "A100"}, {79.11, "H100"}}) {
@@ -564,7 +564,7 @@ TEST(Engine, ExplicitServerSettingsWin) {
     EXPECT_EQ(c.max_num_seqs, 64) << name;
     EXPECT_EQ(c.block_size, 32);
     EXPECT_FALSE(c.enable_prefix_caching);
-    EXPECT_FALSE(c.admit_whole_prompt);
+    EXPECT_TRUE(c.admit_whole_prompt);
     EXPECT_EQ(c.counting, PrefixCountingMode::kPerLookup);
   }
 }
