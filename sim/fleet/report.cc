@@ -1,11 +1,13 @@
 #include "sim/fleet/report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "models/mig.h"
 #include "sim/errors.h"
@@ -16,6 +18,17 @@ namespace {
 
 // Six decimals keep the JSON byte-identical across runs and readable; no figure here needs more.
 double rounded(double x) { return std::round(x * 1e6) / 1e6; }
+
+// Metrics the run table prints in sections of their own, shown only where they apply.
+constexpr std::array<const char*, 2> kOffloadMetrics = {"kv_offload_reuse_pct",
+                                                        "combined_reuse_pct"};
+constexpr std::array<const char*, 2> kGoodputMetrics = {"slo_attainment_pct", "goodput_req_s"};
+
+bool in_own_section(std::string_view name) {
+  const auto named = [name](const char* m) { return name == m; };
+  return std::any_of(kOffloadMetrics.begin(), kOffloadMetrics.end(), named) ||
+         std::any_of(kGoodputMetrics.begin(), kGoodputMetrics.end(), named);
+}
 
 nlohmann::json pct_json(const Percentiles& p) {
   return {{"mean", rounded(p.mean)},
@@ -379,10 +392,9 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
                        [&](const auto& arm) { return arm.second.count(metric) > 0; });
   };
   for (const auto& metric : arm_metrics()) {
-    const std::string name = metric.name;
-    const bool own_section = name == "slo_attainment_pct" || name == "goodput_req_s" ||
-                             name == "kv_offload_reuse_pct" || name == "combined_reuse_pct";
-    if (!metric.in_table && !own_section && measured_anywhere(metric.name)) metric_row(metric);
+    if (!metric.in_table && !in_own_section(metric.name) && measured_anywhere(metric.name)) {
+      metric_row(metric);
+    }
   }
   // Speculative decoding's yield, when any arm's pods decode speculatively.
   if (std::any_of(r.arms.begin(), r.arms.end(),
@@ -400,7 +412,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     return a.summary.kv_offload.has_value();
   });
   if (offload) {
-    for (const char* name : {"kv_offload_reuse_pct", "combined_reuse_pct"}) {
+    for (const char* name : kOffloadMetrics) {
       const ArmMetric& metric = arm_metric(name);
       os << std::setw(label_w) << metric.label;
       for (const auto& a : r.arms) {
@@ -412,16 +424,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   }
   // goodput@SLO, per arm and per SLO class, when the scenario has an slo section.
   if (has_goodput(r)) {
-    for (const char* name : {"slo_attainment_pct", "goodput_req_s"}) {
-      const ArmMetric& metric = arm_metric(name);
-      os << std::setw(label_w) << metric.label;
-      for (const auto& a : r.arms) {
-        os << std::setw(cell_w)
-           << fixed_text(metric.value(a), metric.decimals) +
-                  measured_cell(a, metric.name, metric.decimals);
-      }
-      os << "\n";
-    }
+    for (const char* name : kGoodputMetrics) metric_row(arm_metric(name));
     // By class name: a closed-loop arm cut by the horizon may not have reached every class.
     std::set<std::string> classes;
     for (const auto& a : r.arms) {
