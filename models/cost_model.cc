@@ -76,7 +76,10 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     throw ScenarioError(
         "cost model: unoverlapped_fraction must be in [0, 1] and kernel_floor_us >= 0");
   }
-  if (k_.allreduce_bandwidth_gbs <= 0) k_.allreduce_bandwidth_gbs = gpu_.interconnect_gbs;
+  if (k_.allreduce_bandwidth_gbs <= 0) {
+    k_.allreduce_bandwidth_gbs =
+        k_.allreduce_path == AllreducePath::kHost ? kHostAllreduceBusGbs : gpu_.interconnect_gbs;
+  }
   if (tp_ > 1 && k_.allreduce_bandwidth_gbs <= 0) {
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
   }
@@ -323,7 +326,8 @@ std::string RooflineCostModel::describe() const {
          " of min(compute, memory) unoverlapped, kernel floor " + fmt("%.1f", k_.kernel_floor_us) +
          " us" +
          (tp_ > 1 ? ", all-reduce " + fmt("%.0f", k_.allreduce_bandwidth_gbs) + " GB/s after " +
-                        fmt("%.1f", k_.allreduce_latency_us) + " us"
+                        fmt("%.1f", k_.allreduce_latency_us) + " us" +
+                        (k_.allreduce_path == AllreducePath::kHost ? " through host memory" : "")
                   : "");
 }
 
@@ -415,14 +419,21 @@ const ParamSpec& cost_model_spec() {
               "dense BF16 GEMMs once compute-bound (vllm-project/vllm#2497: Marlin INT4 "
               "0.60-0.66x FP16 at 1k-4k tokens)",
               0.01, 1.0)
+        .text("allreduce_path", "p2p",
+              "roofline: how a tensor-parallel pod's GPUs exchange activations: p2p (NVLink, or "
+              "PCIe peer to peer: the GPU catalog's link, vLLM's custom all-reduce) or host (no "
+              "peer to peer, as vLLM logs 'Custom allreduce is disabled because your platform "
+              "lacks GPU P2P capability': NCCL through host memory, 6 GB/s after 12 us, "
+              "NVIDIA/nccl#406 and nccl-tests over SHM)",
+              {"p2p", "host"})
         .real("allreduce_bandwidth_gbs", 0.0,
-              "roofline: per-direction GPU link bandwidth for tensor-parallel all-reduces, GB/s; "
-              "0 = the GPU catalog's interconnect (NVLink or PCIe)",
+              "roofline: per-direction bus bandwidth of tensor-parallel all-reduces, GB/s; 0 = "
+              "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe; host: 6)",
               0.0)
-        .real("allreduce_latency_us", kDefaultAllreduceLatencyUs,
-              "roofline: fixed cost of each tensor-parallel all-reduce (two a layer), us "
-              "(sgl-project/sglang#2904: vLLM's custom all-reduce on H100, 8.5-11.8 us for "
-              "512 B-32 KB); set it higher for GPUs joined by PCIe",
+        .real("allreduce_latency_us", 0.0,
+              "roofline: fixed cost of each tensor-parallel all-reduce (two a layer), us; 0 = the "
+              "path's (p2p: 9, vLLM's custom all-reduce on H100 takes 8.5-11.8 us for 512 B-32 KB, "
+              "sgl-project/sglang#2904; host: 12, NCCL over SHM for 8 B-8 KB)",
               0.0, 1e6)
         .real("prefill_a_ms", 7.40, "fitted: prefill intercept, ms per step with a prefill")
         .real("prefill_b_ms_per_token", 0.06129, "fitted: prefill ms per new token")
@@ -448,7 +459,14 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     k.step_overhead_ms = params.get_double("step_overhead_ms");
     k.allreduce_bandwidth_gbs = params.get_double("allreduce_bandwidth_gbs");
     k.dequant_gemm_factor = params.get_double("dequant_gemm_factor");
+    k.allreduce_path =
+        params.get_string("allreduce_path") == "host" ? AllreducePath::kHost : AllreducePath::kP2p;
     k.allreduce_latency_us = params.get_double("allreduce_latency_us");
+    if (k.allreduce_latency_us <= 0) {
+      k.allreduce_latency_us = k.allreduce_path == AllreducePath::kHost
+                                   ? kHostAllreduceLatencyUs
+                                   : kDefaultAllreduceLatencyUs;
+    }
     k.unoverlapped_fraction = params.get_double("unoverlapped_fraction");
     k.kernel_floor_us = params.get_double("kernel_floor_us");
     return std::make_unique<RooflineCostModel>(gpu, llm, tp, k, kv_dtype_bytes);

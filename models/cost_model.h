@@ -79,15 +79,35 @@ inline constexpr double kDefaultDequantGemmFactor = 0.62;
 // tokens send messages that small, so this, not the link bandwidth, sets their all-reduce time.
 inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 
+// How a tensor-parallel pod's GPUs reach each other for its all-reduces.
+// kP2p: peer to peer (NVLink, or PCIe where the platform allows it): the GPU catalog's link and
+// vLLM's custom all-reduce. kHost: no peer-to-peer path (vLLM logs "Custom allreduce is disabled
+// because your platform lacks GPU P2P capability"; common in VMs and containers), so NCCL stages
+// every all-reduce through host memory (its SHM transport), where the CPU's memory system, not
+// the PCIe link, sets the pace.
+enum class AllreducePath { kP2p, kHost };
+// NCCL's SHM transport between PCIe GPUs: 9 or 6 GB/s, where a path that stays inside a PCIe
+// switch would give 12 (NCCL's maintainer, NVIDIA/nccl#406). We take the lower figure, which the
+// measurements we found bracket: all-reduce bus bandwidth of 5.2 GB/s at 1 GB on four A100s with
+// NCCL_P2P_DISABLE=1 (eugenesiow/LLM-Insights, infrastructure/hardware/README.md), about 6.1 on
+// eight L20s (NVIDIA/nccl#1817), 4.0 on two Gen3 RTX 2080 Ti (below), 2.3 on two A100 PCIe in a
+// cloud machine (adamdivak/distrain, docs/decisions.md). The host's memory system sets it: measure
+// yours with nccl-tests' all_reduce_perf.
+inline constexpr double kHostAllreduceBusGbs = 6.0;
+// nccl-tests all_reduce_perf over SHM between two PCIe GPUs without P2P: 12.1 to 13.1 us for 8 B
+// to 8 KB (Anthony-Hoo.github.io, posts/AutoDL_Multi-GPU_Interconnection_Test.md).
+inline constexpr double kHostAllreduceLatencyUs = 12.0;
+
 // The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
 // ones every scenario shares.
 struct RooflineConstants {
   double compute_efficiency = kDefaultComputeEfficiency;
   double bandwidth_efficiency = kDefaultBandwidthEfficiency;
   double step_overhead_ms = kDefaultStepOverheadMs;
-  double allreduce_bandwidth_gbs = 0;  // <= 0: the GPU catalog's interconnect
+  double allreduce_bandwidth_gbs = 0;  // <= 0: the path's (the catalog's link, or host memory's)
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double allreduce_latency_us = kDefaultAllreduceLatencyUs;
+  AllreducePath allreduce_path = AllreducePath::kP2p;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
 };

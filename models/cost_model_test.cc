@@ -348,6 +348,35 @@ TEST(RooflineCostModel, TensorParallelSplitsWorkAndAddsAllReduce) {
   EXPECT_LT(no_latency.breakdown(one).allreduce_ms, 0.01);
 }
 
+TEST(CostModelFactory, AllReducesWithoutPeerToPeerGoThroughHostMemory) {
+  const auto tp2 = [](const std::string& yaml) {
+    const Params p = cost_model_spec().resolve(YAML::Load(yaml), YamlWhere{"s.yaml", "cm"});
+    const auto m =
+        make_cost_model(p, find_gpu("A100-80GB-PCIe"), find_model("Qwen2.5-7B-Instruct"), 2);
+    return dynamic_cast<const RooflineCostModel&>(*m).breakdown(std::vector<BatchEntry>{{100, 0}});
+  };
+  // 2 all-reduces x 28 layers, each a latency plus 2 (1/2) x 100 tokens x 3584 x 2 B.
+  const double bytes = 100.0 * 3584 * 2;
+  const double layers = 2 * 28;
+  // Peer to peer: the catalog's PCIe Gen4 link (32 GB/s) after vLLM's custom all-reduce (9 us).
+  EXPECT_NEAR(tp2("{}").allreduce_ms, layers * (9e-3 + bytes / 32e9 * 1e3), 1e-9);
+  // Through host memory: NCCL's SHM transport, 6 GB/s after 12 us.
+  EXPECT_NEAR(tp2("{allreduce_path: host}").allreduce_ms, layers * (12e-3 + bytes / 6e9 * 1e3),
+              1e-9);
+  // A measured bandwidth or latency overrides the path's.
+  EXPECT_NEAR(tp2("{allreduce_path: host, allreduce_bandwidth_gbs: 3, allreduce_latency_us: 20}")
+                  .allreduce_ms,
+              layers * (20e-3 + bytes / 3e9 * 1e3), 1e-9);
+  try {
+    tp2("{allreduce_path: nvswitch}");
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("s.yaml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("p2p, host"), std::string::npos) << msg;
+  }
+}
+
 TEST(RooflineCostModel, EmptyBatchTakesNoTime) {
   const RooflineCostModel m = roofline("L40S", "Qwen2.5-7B-Instruct");
   EXPECT_EQ(m.step_time({}), 0);
