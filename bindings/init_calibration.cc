@@ -24,7 +24,7 @@ void init_calibration(py::module_& m) {
       [](const std::filesystem::path& csv_path, const std::string& form,
          const std::optional<std::string>& gpu, const std::optional<std::string>& model, int tp,
          int kv_dtype_bytes, double allreduce_bandwidth_gbs, double dequant_gemm_factor,
-         double unoverlapped_fraction, double kernel_floor_us,
+         double unoverlapped_fraction, double kernel_floor_us, const std::string& allreduce_path,
          const std::map<std::string, double>& fix,
          const std::optional<std::filesystem::path>& out) {
         const Measurements measurements = read_measurements(csv_path.string());
@@ -32,7 +32,7 @@ void init_calibration(py::module_& m) {
         o.form = form;
         o.target = {gpu.value_or(""),      model.value_or(""),      tp,
                     kv_dtype_bytes,        allreduce_bandwidth_gbs, dequant_gemm_factor,
-                    unoverlapped_fraction, kernel_floor_us};
+                    unoverlapped_fraction, kernel_floor_us,         allreduce_path};
         o.fixed = fix;
         const CalibrationResult r = calibrate(measurements.steps, o, csv_path.string());
         const std::string yaml = calibration_yaml(r);
@@ -58,7 +58,7 @@ void init_calibration(py::module_& m) {
       py::arg("allreduce_bandwidth_gbs") = 0.0,
       py::arg("dequant_gemm_factor") = kDefaultDequantGemmFactor,
       py::arg("unoverlapped_fraction") = kDefaultUnoverlappedFraction,
-      py::arg("kernel_floor_us") = kDefaultKernelFloorUs,
+      py::arg("kernel_floor_us") = kDefaultKernelFloorUs, py::arg("allreduce_path") = "p2p",
       py::arg("fix") = std::map<std::string, double>{}, py::arg("out") = py::none(),
       "Fits the cost model to your own timings, as `fleetsim calibrate` does "
       "(docs/calibration.md).\n"
@@ -66,10 +66,11 @@ void init_calibration(py::module_& m) {
       "csv_path: one row per engine step (columns step_ms, batch) or per request timed alone\n"
       "(prompt_tokens, cached_tokens, ttft_ms, tpot_ms, output_tokens). form: 'roofline' (fits\n"
       "compute_efficiency, bandwidth_efficiency and step_overhead_ms for `gpu` and `model`,\n"
-      "with `tp`, `kv_dtype_bytes`, `allreduce_bandwidth_gbs` and `dequant_gemm_factor` as\n"
-      "served, and the roofline's shape, `unoverlapped_fraction` and `kernel_floor_us`, held)\n"
-      "or 'fitted' (the six coefficients). fix: {name: value} holds parameters instead\n"
-      "of fitting them. out: write the calibration file there.\n"
+      "with `tp`, `kv_dtype_bytes`, `allreduce_path` ('p2p' or 'host': no GPU peer to peer),\n"
+      "`allreduce_bandwidth_gbs` and `dequant_gemm_factor` as served, and the roofline's\n"
+      "shape, `unoverlapped_fraction` and `kernel_floor_us`, held) or 'fitted' (the six\n"
+      "coefficients). fix: {name: value} holds parameters instead of fitting them. out: write\n"
+      "the calibration file there.\n"
       "\n"
       "Returns a dict: form, source, layout, target, cost_model (the values a scenario's\n"
       "fleet.cost_model takes), params ({name: {value, std_error, fixed, unit}}), quality\n"

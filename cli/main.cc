@@ -174,6 +174,7 @@ struct CalibrateOptions {
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
+  std::string allreduce_path = "p2p";
   std::vector<std::string> fix;
   std::string out;
   std::string format = "table";
@@ -193,7 +194,8 @@ int cmd_calibrate(const CalibrateOptions& o) {
               o.allreduce_bandwidth_gbs,
               o.dequant_gemm_factor,
               o.unoverlapped_fraction,
-              o.kernel_floor_us};
+              o.kernel_floor_us,
+              o.allreduce_path};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
     double v = 0;
@@ -403,6 +405,12 @@ int main(int argc, char** argv) {
       ->add_option("--allreduce-bandwidth-gbs", cal.allreduce_bandwidth_gbs,
                    "per-direction GPU link bandwidth for tp > 1, GB/s (0 = the GPU catalog's)")
       ->check(cli::number_in(0.0, 1e6));
+  calibrate_cmd
+      ->add_option("--allreduce-path", cal.allreduce_path,
+                   "how the measured server's GPUs reach each other: p2p (NVLink or PCIe peer to "
+                   "peer) or host (no peer to peer: NCCL through host memory); written into the "
+                   "file as the cost model's allreduce_path")
+      ->check(CLI::IsMember({"p2p", "host"}));
   calibrate_cmd
       ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "

@@ -68,6 +68,9 @@ struct RooflineTarget {
   // linear kernels' fixed time.
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
+  // How the measured server's GPUs reach each other (the cost model's allreduce_path): "p2p" or
+  // "host" (no GPU peer to peer: NCCL through host memory). Held with the path's latency.
+  std::string allreduce_path = "p2p";
 };
 
 struct CalibrationOptions {

@@ -38,6 +38,11 @@ std::string yaml_quote(const std::string& s) {
 
 std::string num(double v) { return fmt("%.6g", v); }
 
+// The roofline was fitted with all-reduces through host memory, which the scenario must keep.
+bool fitted_on_host_path(const CalibrationResult& r) {
+  return r.form == "roofline" && r.target.allreduce_path == "host";
+}
+
 }  // namespace
 
 std::string calibration_yaml(const CalibrationResult& r) {
@@ -52,6 +57,7 @@ std::string calibration_yaml(const CalibrationResult& r) {
      << "  type: " << r.form << "\n";
   for (const auto& p : r.params) os << "  " << p.name << ": " << num(p.value) << "\n";
   for (const auto& [name, value] : r.settings) os << "  " << name << ": " << num(value) << "\n";
+  if (fitted_on_host_path(r)) os << "  allreduce_path: host\n";
   os << "fit:\n"
      << "  form: " << r.form << "\n"
      << "  source: " << yaml_quote(r.source) << "\n"
@@ -137,6 +143,7 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"tensor_parallel_size", r.target.tp},
                    {"kv_cache_dtype_bytes", r.target.kv_dtype_bytes},
                    {"allreduce_bandwidth_gbs", r.target.allreduce_bandwidth_gbs},
+                   {"allreduce_path", r.target.allreduce_path},
                    {"dequant_gemm_factor", r.target.dequant_gemm_factor},
                    {"unoverlapped_fraction", r.target.unoverlapped_fraction},
                    {"kernel_floor_us", r.target.kernel_floor_us}};
@@ -149,6 +156,7 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
         {"value", p.value}, {"std_error", p.std_error}, {"fixed", p.fixed}, {"unit", p.unit}};
   }
   for (const auto& [name, value] : r.settings) cost_model[name] = value;
+  if (fitted_on_host_path(r)) cost_model["allreduce_path"] = "host";
   j["cost_model"] = cost_model;
   j["params"] = params;
   nlohmann::json rows = nlohmann::json::array();

@@ -88,6 +88,34 @@ TEST(Calibration, RooflineWithTensorParallelismSubtractsTheAllReduce) {
   EXPECT_NEAR(r.param("step_overhead_ms"), 1.0, 1e-4);
 }
 
+TEST(Calibration, RooflineOnGpusWithoutPeerToPeerHoldsTheHostPath) {
+  // Two PCIe A100s that cannot reach each other: every all-reduce goes through host memory.
+  const RooflineCostModel host(find_gpu("A100-80GB-PCIe"), find_model("Qwen2.5-7B-Instruct"), 2,
+                               {.compute_efficiency = 0.65,
+                                .bandwidth_efficiency = 0.75,
+                                .step_overhead_ms = 1.0,
+                                .allreduce_latency_us = kHostAllreduceLatencyUs,
+                                .allreduce_path = AllreducePath::kHost});
+  const auto steps = synthetic_steps(host, 300, 0.0, 4);
+  CalibrationOptions o = roofline_options();
+  o.target.gpu = "A100-80GB-PCIe";
+  o.target.model = "Qwen2.5-7B-Instruct";
+  o.target.tp = 2;
+  o.target.allreduce_path = "host";
+  const CalibrationResult r = calibrate(steps, o);
+  EXPECT_NEAR(r.param("compute_efficiency"), 0.65, 1e-6);
+  EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
+  EXPECT_NEAR(r.param("step_overhead_ms"), 1.0, 1e-4);
+  EXPECT_NE(calibration_yaml(r).find("  allreduce_path: host\n"), std::string::npos);
+  // Fitted as if the GPUs had the PCIe link, the all-reduces' time lands in the constants.
+  o.target.allreduce_path = "p2p";
+  const CalibrationResult wrong = calibrate(steps, o);
+  EXPECT_GT(std::abs(wrong.param("compute_efficiency") - 0.65), 0.05);
+  EXPECT_EQ(calibration_yaml(wrong).find("allreduce_path"), std::string::npos);
+  o.target.allreduce_path = "nvswitch";
+  EXPECT_NE(error_of(steps, o).find("valid paths: p2p, host"), std::string::npos);
+}
+
 TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {
   // FP8 weights on an A100 (no FP8 tensor cores): the linear layers run at factor x efficiency.
   const RooflineCostModel fp8(find_gpu("A100-80GB-PCIe"), find_model("Qwen3-32B-FP8"), 1,
