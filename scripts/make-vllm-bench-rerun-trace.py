@@ -11,6 +11,13 @@ over their requests: run 1 (100 prompts) 102,140 prompt and 101,590 generated to
 after run 1 has ended.
 
     /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py > scenarios/data/vllm-bench-rerun.jsonl
+
+With `tp2-third`, the three runs of the record's "Test 2" (one server over two GPUs): 100, 200
+and 500 prompts, each run beginning with the prompts of the run before it (the same seed draws
+the same offsets first), the first two as warm-up. Totals: 102,140 / 101,694, 204,007 / 201,481
+and 510,414 / 504,295 prompt / generated tokens.
+
+    /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py tp2-third > scenarios/data/vllm-bench-tp2-third.jsonl
 """
 import json
 import sys
@@ -28,14 +35,41 @@ def line(t_ms, prompt_id, prompt_tokens, output_tokens, measured):
     return json.dumps(row, separators=(",", ":"))
 
 
-def main():
+# Test 2 (two GPUs): run 3 starts 180 s in, after run 2 has ended.
+RUN3_START_MS = 180_000
+TP2_OUTPUTS = (1017, 1007, 1009)  # 101,694 / 100, 201,481 / 200 and 504,295 / 500, rounded
+TP2_THIRD_NEW_PROMPT = 1021  # (510,414 - 100 x 1,021 - 100 x 1,019) / 300
+
+
+def test5():
     out = []
     for i in range(100):
         out.append(line(0, 1 + i, FIRST_RUN_PROMPT, FIRST_RUN_OUTPUT, False))
     for i in range(200):
         tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT
         out.append(line(RUN2_START_MS, 1 + i, tokens, SECOND_RUN_OUTPUT, True))
-    sys.stdout.write("\n".join(out) + "\n")
+    return out
+
+
+def tp2_third():
+    out = []
+    for i in range(100):
+        out.append(line(0, 1 + i, FIRST_RUN_PROMPT, TP2_OUTPUTS[0], False))
+    for i in range(200):
+        tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT
+        out.append(line(RUN2_START_MS, 1 + i, tokens, TP2_OUTPUTS[1], False))
+    for i in range(500):
+        tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT if i < 200 else TP2_THIRD_NEW_PROMPT
+        out.append(line(RUN3_START_MS, 1 + i, tokens, TP2_OUTPUTS[2], True))
+    return out
+
+
+def main():
+    which = sys.argv[1] if len(sys.argv) > 1 else "test5"
+    traces = {"test5": test5, "tp2-third": tp2_third}
+    if which not in traces:
+        sys.exit(f"unknown trace {which!r}; valid: {', '.join(traces)}")
+    sys.stdout.write("\n".join(traces[which]()) + "\n")
 
 
 if __name__ == "__main__":
