@@ -12,11 +12,13 @@ after run 1 has ended.
 
     /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py > scenarios/data/vllm-bench-rerun.jsonl
 
-With `tp2-third`, the three runs of the record's "Test 2" (one server over two GPUs): 100, 200
-and 500 prompts, each run beginning with the prompts of the run before it (the same seed draws
-the same offsets first), the first two as warm-up. Totals: 102,140 / 101,694, 204,007 / 201,481
-and 510,414 / 504,295 prompt / generated tokens.
+The record's "Test 2" (one server over two GPUs) ran 100, 200 and 500 prompts, each run
+beginning with the prompts of the run before it (the same seed draws the same offsets first).
+Totals: 102,140 / 101,694, 204,007 / 201,481 and 510,414 / 504,295 prompt / generated tokens.
+`tp2-rerun` writes its first two runs (the second measured), `tp2-third` all three (the third
+measured).
 
+    /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py tp2-rerun > scenarios/data/vllm-bench-tp2-rerun.jsonl
     /usr/bin/python3 scripts/make-vllm-bench-rerun-trace.py tp2-third > scenarios/data/vllm-bench-tp2-third.jsonl
 """
 import json
@@ -41,23 +43,27 @@ TP2_OUTPUTS = (1017, 1007, 1009)  # 101,694 / 100, 201,481 / 200 and 504,295 / 5
 TP2_THIRD_NEW_PROMPT = 1021  # (510,414 - 100 x 1,021 - 100 x 1,019) / 300
 
 
-def test5():
+def two_runs(first_output, second_output, second_measured=True):
+    """100 prompts (warm-up), then 200 of which the first 100 repeat them."""
     out = []
     for i in range(100):
-        out.append(line(0, 1 + i, FIRST_RUN_PROMPT, FIRST_RUN_OUTPUT, False))
+        out.append(line(0, 1 + i, FIRST_RUN_PROMPT, first_output, False))
     for i in range(200):
         tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT
-        out.append(line(RUN2_START_MS, 1 + i, tokens, SECOND_RUN_OUTPUT, True))
+        out.append(line(RUN2_START_MS, 1 + i, tokens, second_output, second_measured))
     return out
 
 
+def test5():
+    return two_runs(FIRST_RUN_OUTPUT, SECOND_RUN_OUTPUT)
+
+
+def tp2_rerun():
+    return two_runs(TP2_OUTPUTS[0], TP2_OUTPUTS[1])
+
+
 def tp2_third():
-    out = []
-    for i in range(100):
-        out.append(line(0, 1 + i, FIRST_RUN_PROMPT, TP2_OUTPUTS[0], False))
-    for i in range(200):
-        tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT
-        out.append(line(RUN2_START_MS, 1 + i, tokens, TP2_OUTPUTS[1], False))
+    out = two_runs(TP2_OUTPUTS[0], TP2_OUTPUTS[1], second_measured=False)
     for i in range(500):
         tokens = FIRST_RUN_PROMPT if i < 100 else NEW_PROMPT if i < 200 else TP2_THIRD_NEW_PROMPT
         out.append(line(RUN3_START_MS, 1 + i, tokens, TP2_OUTPUTS[2], True))
@@ -66,7 +72,7 @@ def tp2_third():
 
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "test5"
-    traces = {"test5": test5, "tp2-third": tp2_third}
+    traces = {"test5": test5, "tp2-rerun": tp2_rerun, "tp2-third": tp2_third}
     if which not in traces:
         sys.exit(f"unknown trace {which!r}; valid: {', '.join(traces)}")
     sys.stdout.write("\n".join(traces[which]()) + "\n")
