@@ -87,12 +87,12 @@ inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 // the PCIe link, sets the pace.
 enum class AllreducePath { kP2p, kHost };
 // NCCL's SHM transport between PCIe GPUs: 9 or 6 GB/s, where a path that stays inside a PCIe
-// switch would give 12 (NCCL's maintainer, NVIDIA/nccl#406). We take the lower figure, which the
-// measurements we found bracket: all-reduce bus bandwidth of 5.2 GB/s at 1 GB on four A100s with
-// NCCL_P2P_DISABLE=1 (eugenesiow/LLM-Insights, infrastructure/hardware/README.md), about 6.1 on
-// eight L20s (NVIDIA/nccl#1817), 4.0 on two Gen3 RTX 2080 Ti (below), 2.3 on two A100 PCIe in a
-// cloud machine (adamdivak/distrain, docs/decisions.md). The host's memory system sets it: measure
-// yours with nccl-tests' all_reduce_perf.
+// switch would give 12 (NCCL's maintainer, NVIDIA/nccl#406). We take his lower figure. The
+// measurements we found are at or below it: all-reduce bus bandwidth of 5.2 GB/s at 1 GB on four
+// A100s with NCCL_P2P_DISABLE=1 (eugenesiow/LLM-Insights, infrastructure/hardware/README.md), 4.0
+// on two Gen3 RTX 2080 Ti (below), 2.3 on two A100 PCIe in a cloud machine (adamdivak/distrain,
+// docs/decisions.md). The host's memory system sets it: measure yours with nccl-tests'
+// all_reduce_perf and set allreduce_bandwidth_gbs.
 inline constexpr double kHostAllreduceBusGbs = 6.0;
 // nccl-tests all_reduce_perf over SHM between two PCIe GPUs without P2P: 12.1 to 13.1 us for 8 B
 // to 8 KB (Anthony-Hoo.github.io, posts/AutoDL_Multi-GPU_Interconnection_Test.md).
