@@ -220,6 +220,7 @@ std::string pod_extras(const PoolFacts& p) {
   if (p.num_speculative_tokens > 0) {
     out += "  " + p.speculative_method + " " + std::to_string(p.num_speculative_tokens) + " drafts";
   }
+  if (p.allreduce_through_host) out += "  all-reduce through host memory (no GPU P2P)";
   return out;
 }
 
@@ -239,6 +240,7 @@ void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
     j["speculative_method"] = p.speculative_method;
     j["num_speculative_tokens"] = p.num_speculative_tokens;
   }
+  if (p.allreduce_through_host) j["allreduce_path"] = "host";
 }
 
 // How the pool's pods sit on GPUs, where it is not one pod a GPU of its own.

@@ -35,6 +35,9 @@ struct PoolFacts {
   std::int32_t num_speculative_tokens = 0;
   PodRole role = PodRole::kBoth;  // prefill/decode disaggregation
   std::int32_t tensor_parallel_size = 1;
+  // Tensor parallelism without GPU peer to peer: all-reduces through host memory
+  // (cost_model.allreduce_path: host).
+  bool allreduce_through_host = false;
 };
 
 struct FleetFacts {
