@@ -410,7 +410,7 @@ int main(int argc, char** argv) {
                    "how the measured server's GPUs reach each other: p2p (NVLink or PCIe peer to "
                    "peer) or host (no peer to peer: NCCL through host memory); written into the "
                    "file as the cost model's allreduce_path")
-      ->check(CLI::IsMember({"p2p", "host"}));
+      ->check(CLI::IsMember(allreduce_path_names()));
   calibrate_cmd
       ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "

@@ -326,13 +326,9 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   // `held`: the constants the target gives and the fit keeps. `unit`: efficiency 1, no overhead,
   // no floor and a plain max(), so its compute_ms and memory_ms are the k = 1 times, linear in
   // the unknowns; `shape` gives the floor and the fraction the fit holds.
-  if (t.allreduce_path != "p2p" && t.allreduce_path != "host") {
-    throw Error("unknown all-reduce path '" + t.allreduce_path + "'; valid paths: p2p, host");
-  }
   RooflineConstants held;
-  held.allreduce_path = t.allreduce_path == "host" ? AllreducePath::kHost : AllreducePath::kP2p;
-  held.allreduce_latency_us =
-      t.allreduce_path == "host" ? kHostAllreduceLatencyUs : kDefaultAllreduceLatencyUs;
+  held.allreduce_path = allreduce_path_named(t.allreduce_path);
+  held.allreduce_latency_us = default_allreduce_latency_us(held.allreduce_path);
   held.allreduce_bandwidth_gbs = t.allreduce_bandwidth_gbs;
   held.dequant_gemm_factor = t.dequant_gemm_factor;
   held.unoverlapped_fraction = t.unoverlapped_fraction;

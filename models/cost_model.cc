@@ -65,6 +65,21 @@ std::string fmt(const char* format, double v) {
 
 }  // namespace
 
+const std::vector<std::string>& allreduce_path_names() {
+  static const std::vector<std::string> kNames = {"p2p", "host"};
+  return kNames;
+}
+
+AllreducePath allreduce_path_named(const std::string& name) {
+  if (name == "p2p") return AllreducePath::kP2p;
+  if (name == "host") return AllreducePath::kHost;
+  throw Error("unknown all-reduce path '" + name + "'; valid paths: p2p, host");
+}
+
+double default_allreduce_latency_us(AllreducePath path) {
+  return path == AllreducePath::kHost ? kHostAllreduceLatencyUs : kDefaultAllreduceLatencyUs;
+}
+
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, RooflineConstants k,
                                      std::int32_t kv_dtype_bytes)
     : gpu_(std::move(gpu)), llm_(std::move(llm)), tp_(tp), k_(k), kv_bytes_per_token_layer_(0) {
@@ -425,7 +440,7 @@ const ParamSpec& cost_model_spec() {
               "peer to peer, as vLLM logs 'Custom allreduce is disabled because your platform "
               "lacks GPU P2P capability': NCCL through host memory, 6 GB/s after 12 us, "
               "NVIDIA/nccl#406 and nccl-tests over SHM)",
-              {"p2p", "host"})
+              allreduce_path_names())
         .real("allreduce_bandwidth_gbs", 0.0,
               "roofline: per-direction bus bandwidth of tensor-parallel all-reduces, GB/s; 0 = "
               "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe; host: 6)",
@@ -459,13 +474,10 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     k.step_overhead_ms = params.get_double("step_overhead_ms");
     k.allreduce_bandwidth_gbs = params.get_double("allreduce_bandwidth_gbs");
     k.dequant_gemm_factor = params.get_double("dequant_gemm_factor");
-    k.allreduce_path =
-        params.get_string("allreduce_path") == "host" ? AllreducePath::kHost : AllreducePath::kP2p;
+    k.allreduce_path = allreduce_path_named(params.get_string("allreduce_path"));
     k.allreduce_latency_us = params.get_double("allreduce_latency_us");
     if (k.allreduce_latency_us <= 0) {
-      k.allreduce_latency_us = k.allreduce_path == AllreducePath::kHost
-                                   ? kHostAllreduceLatencyUs
-                                   : kDefaultAllreduceLatencyUs;
+      k.allreduce_latency_us = default_allreduce_latency_us(k.allreduce_path);
     }
     k.unoverlapped_fraction = params.get_double("unoverlapped_fraction");
     k.kernel_floor_us = params.get_double("kernel_floor_us");

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "models/gpu_catalog.h"
 #include "models/llm_catalog.h"
@@ -97,6 +98,12 @@ inline constexpr double kHostAllreduceBusGbs = 6.0;
 // nccl-tests all_reduce_perf over SHM between two PCIe GPUs without P2P: 12.1 to 13.1 us for 8 B
 // to 8 KB (Anthony-Hoo.github.io, posts/AutoDL_Multi-GPU_Interconnection_Test.md).
 inline constexpr double kHostAllreduceLatencyUs = 12.0;
+// The names a cost model's allreduce_path takes ("p2p", "host"), in the enum's order.
+const std::vector<std::string>& allreduce_path_names();
+// The path `name` names; throws Error listing the valid names.
+AllreducePath allreduce_path_named(const std::string& name);
+// A path's all-reduce latency when none is given: vLLM's custom all-reduce, or NCCL over SHM.
+double default_allreduce_latency_us(AllreducePath path);
 
 // The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
 // ones every scenario shares.

@@ -238,9 +238,9 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.max_num_seqs = b.config.engine.max_num_seqs;
     facts.role = pool.role;
     facts.tensor_parallel_size = b.config.tensor_parallel_size;
-    facts.allreduce_through_host = facts.tensor_parallel_size > 1 &&
-                                   pool.cost_model.get_string("type") == "roofline" &&
-                                   pool.cost_model.get_string("allreduce_path") == "host";
+    facts.allreduce_through_host =
+        facts.tensor_parallel_size > 1 && pool.cost_model.get_string("type") == "roofline" &&
+        allreduce_path_named(pool.cost_model.get_string("allreduce_path")) == AllreducePath::kHost;
     if (b.config.engine.offload_blocks > 0) {
       facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;
