@@ -261,6 +261,14 @@ TEST(Scenario, MigNeedsAGpuWithMigRoomForThePodsAndNoTensorParallelism) {
 
 // Settings vLLM refuses are found when the pool's server is configured, after parsing; the
 // error still names the pool's place in the file.
+TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
+  const std::string e =
+      error_of(testing::small_scenario_yaml("round_robin"),
+               {"fleet.server.tensor_parallel_size=2", "fleet.cost_model.allreduce_path=nvswitch"});
+  EXPECT_NE(e.find("fleet.cost_model.allreduce_path"), std::string::npos) << e;
+  EXPECT_NE(e.find("p2p, host"), std::string::npos) << e;
+}
+
 TEST(Scenario, ASettingVllmRefusesNamesThePoolsPlace) {
   const Scenario s =
       parse_scenario(pooled_with("model: Llama-3.1-8B}",
