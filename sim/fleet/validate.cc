@@ -486,7 +486,9 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
       std::string label;
       for (const auto& sweep : sweeps) {
         const SweepPoint& match = point_of(f, sweep);
-        label = sweep.scenario + " " + point_text(match);
+        label = sweep.scenario;
+        for (const auto& x : c.sets) label += " " + x;
+        label += " " + point_text(match);
         per_seed.push_back(check(f, label, match.result));
       }
       report.figures.push_back(over_seeds(per_seed));
