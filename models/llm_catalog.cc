@@ -13,8 +13,8 @@ constexpr double kBf16Bytes = 2.0;
 
 // Shapes are copied from each repository's config.json on Hugging Face. params_b is computed
 // from those shapes (linear layers + embedding + untied lm_head + norms + biases) and agrees with
-// the model card's rounded figure. None of these models ties its embeddings
-// ("tie_word_embeddings": false), so lm_head is a separate vocab x hidden matrix.
+// the model card's rounded figure. Only Qwen3-0.6B ties its embeddings ("tie_word_embeddings":
+// true); the others hold lm_head as a separate vocab x hidden matrix.
 //
 // FP8 checkpoints quantize only the linear layers of the decoder blocks; embed_tokens, lm_head
 // and the norms stay BF16:
@@ -34,6 +34,12 @@ constexpr double kBf16Bytes = 2.0;
 // is declared, its original length x factor gives the same figure).
 LlmSpec with_context(std::int32_t positions, LlmSpec m) {
   m.max_position_embeddings = positions;
+  return m;
+}
+
+// The entry with lm_head sharing the embedding table (config.json's "tie_word_embeddings").
+LlmSpec tied(LlmSpec m) {
+  m.tied_embeddings = true;
   return m;
 }
 
@@ -97,6 +103,16 @@ std::vector<LlmSpec> make_catalog() {
       // huggingface.co/Qwen/Qwen3-32B-FP8/blob/main/config.json: same shapes, FP8 linear layers.
       with_context(40960, {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
                            WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"}),
+      // huggingface.co/Qwen/Qwen3-14B/blob/main/config.json; card: 14.8B, 13.2B non-embedding.
+      with_context(40960, {"Qwen3-14B", 40, 5120, 40, 8, 128, 17408, 151936, 14.7683,
+                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-14B config.json"}),
+      // huggingface.co/Qwen/Qwen3-8B/blob/main/config.json; card: 8.2B, 6.95B non-embedding.
+      with_context(40960, {"Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, 8.1907,
+                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-8B config.json"}),
+      // huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json (16 heads of 128 on a hidden size of
+      // 1,024; "tie_word_embeddings": true); card: 0.6B, 0.44B non-embedding.
+      tied(with_context(40960, {"Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151936, 0.5960,
+                                WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-0.6B config.json"})),
       // huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json (head_dim = 8192 / 64);
       // card: 72.7B.
       with_context(32768,

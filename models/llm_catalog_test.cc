@@ -11,14 +11,29 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-TEST(LlmCatalog, HasTheEighteenModels) {
-  ASSERT_EQ(model_names().size(), 18u);
-  for (const char* n :
-       {"Qwen3-32B", "Qwen3-32B-FP8", "Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct-FP8-dynamic",
-        "Qwen2.5-7B-Instruct", "Llama-3.1-8B", "Llama-3.1-8B-Instruct", "Llama-3.1-70B",
-        "Llama-3.1-70B-Instruct", "Llama-3.3-70B-Instruct", "Llama-3.3-70B-Instruct-FP8-dynamic",
-        "Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Qwen3-235B-A22B-FP8", "DeepSeek-V3", "DeepSeek-R1",
-        "gpt-oss-20b", "gpt-oss-120b"}) {
+TEST(LlmCatalog, HasTheTwentyOneModels) {
+  ASSERT_EQ(model_names().size(), 21u);
+  for (const char* n : {"Qwen3-32B",
+                        "Qwen3-32B-FP8",
+                        "Qwen3-14B",
+                        "Qwen3-8B",
+                        "Qwen3-0.6B",
+                        "Qwen2.5-72B-Instruct",
+                        "Qwen2.5-72B-Instruct-FP8-dynamic",
+                        "Qwen2.5-7B-Instruct",
+                        "Llama-3.1-8B",
+                        "Llama-3.1-8B-Instruct",
+                        "Llama-3.1-70B",
+                        "Llama-3.1-70B-Instruct",
+                        "Llama-3.3-70B-Instruct",
+                        "Llama-3.3-70B-Instruct-FP8-dynamic",
+                        "Qwen3-30B-A3B",
+                        "Qwen3-30B-A3B-FP8",
+                        "Qwen3-235B-A22B-FP8",
+                        "DeepSeek-V3",
+                        "DeepSeek-R1",
+                        "gpt-oss-20b",
+                        "gpt-oss-120b"}) {
     EXPECT_EQ(find_model(n).name, n);
   }
 }
@@ -55,12 +70,15 @@ TEST(LlmCatalog, Qwen3KvBytesPerToken) {
 
 TEST(LlmCatalog, ParameterCountsMatchTheModelCards) {
   // Model cards: Qwen3-32B 32.8B total / 31.2B non-embedding; Qwen2.5-7B 7.61B / 6.53B;
-  // Llama-3.1-8B 8.03B.
+  // Llama-3.1-8B 8.03B; Qwen3-14B 14.8B / 13.2B; Qwen3-8B 8.2B / 6.95B; Qwen3-0.6B 0.6B / 0.44B.
   EXPECT_NEAR(find_model("Qwen3-32B").active_params() / 1e9, 31.2, 0.05);
+  EXPECT_NEAR(find_model("Qwen3-14B").active_params() / 1e9, 13.2, 0.05);
+  EXPECT_NEAR(find_model("Qwen3-8B").active_params() / 1e9, 6.95, 0.01);
+  EXPECT_NEAR(find_model("Qwen3-0.6B").active_params() / 1e9, 0.44, 0.005);
   EXPECT_NEAR(find_model("Qwen2.5-7B-Instruct").active_params() / 1e9, 6.53, 0.01);
   for (const auto& m : llm_catalog()) {
-    // Linear layers + embedding + untied lm_head account for all but norms, biases and routers.
-    const double accounted = m.linear_params() + 2 * m.embedding_params();
+    // Linear layers + embedding + lm_head (untied) account for all but norms, biases and routers.
+    const double accounted = m.linear_params() + (m.tied_embeddings ? 1 : 2) * m.embedding_params();
     EXPECT_NEAR(accounted / (m.params_b * 1e9), 1.0, 2e-3) << m.name;
     EXPECT_FALSE(m.source.empty()) << m.name;
   }
