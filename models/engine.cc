@@ -494,10 +494,11 @@ const ParamSpec& server_spec() {
                 "the prefill pod (NIXL's descriptor exchange and notification), beyond the "
                 "gateway's network latency for the sidecar's hops",
                 0)
-          .real("api_overhead_ms", 4.0,
+          .real("api_overhead_ms", 9.0,
                 "API-server CPU time per request before the engine sees it: HTTP parsing, "
                 "request validation, chat template (fixed part); a process serves one request "
-                "at a time, in arrival order",
+                "at a time, in arrival order. Default: what two measured bursts of vLLM "
+                "completions took a request, less tokenization (docs/calibration.md)",
                 0)
           .real("api_overhead_ms_per_1k_tokens", 1.5,
                 "API-server CPU time per 1,000 prompt tokens (tokenization of the whole "

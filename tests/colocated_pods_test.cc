@@ -97,14 +97,16 @@ TEST(ColocatedPods, TheDevicePluginsSmCapHoldsALonePodsPrefills) {
   // (100 / pods_per_gpu). A prefill's arithmetic takes twice as long; alone, the step also paid
   // the part of its memory time that did not overlap, and the host's fixed costs, so the first
   // token comes 1.4 to 2 times later. Decodes, which need far less than half the arithmetic, do
-  // not notice.
-  const ArmSummary capped = run_colocated(2, 1, kMps);
-  const ArmSummary alone = run_colocated(1, 1);
+  // not notice. The API server's intake, which no GPU share changes, is left out of both.
+  const std::vector<std::string> no_intake = {"fleet.server.api_overhead_ms=0",
+                                              "fleet.server.api_overhead_ms_per_1k_tokens=0"};
+  const ArmSummary capped = run_colocated(2, 1, kMps, no_intake);
+  const ArmSummary alone = run_colocated(1, 1, "", no_intake);
   EXPECT_GT(capped.ttft_ms.p50, 1.4 * alone.ttft_ms.p50);
   EXPECT_LT(capped.ttft_ms.p50, 2.0 * alone.ttft_ms.p50);
   EXPECT_DOUBLE_EQ(capped.tpot_ms.p50, alone.tpot_ms.p50);
   // Without the cap, MPS leaves a lone pod its solo speed.
-  const ArmSummary uncapped = run_colocated(2, 1, kMpsUncapped);
+  const ArmSummary uncapped = run_colocated(2, 1, kMpsUncapped, no_intake);
   EXPECT_DOUBLE_EQ(uncapped.ttft_ms.p50, alone.ttft_ms.p50);
   EXPECT_DOUBLE_EQ(uncapped.e2e_ms.p95, alone.e2e_ms.p95);
 }

@@ -58,9 +58,12 @@ TEST(FailureScenarios, PodForceDeletedUnderLoadLosesNothing) {
   const auto& fault = a.failures["faults"][0];
   EXPECT_EQ(fault["requests_per_pod_after"][1], 0) << "nothing routed to the deleted pod";
   EXPECT_GT(fault["requests_per_pod_before"][1].get<int>(), 0);
-  // Measured latency 0.243-0.290 s; the simulated mean sits inside that range.
-  EXPECT_GE(a.summary.e2e_ms.mean, 243);
-  EXPECT_LE(a.summary.e2e_ms.mean, 290);
+  // Measured latency 0.243-0.290 s, with prompt and answer lengths the record does not give
+  // (the scenario's are a guess): the simulated median within the 30% the issue allows a median
+  // latency, of the range's middle, and no request slowed past the 50% it allows a tail, as a
+  // retry or a wait for the deleted pod would.
+  EXPECT_NEAR(a.summary.e2e_ms.p50, 266.5, 0.30 * 266.5);
+  EXPECT_LE(a.summary.e2e_ms.p99, 1.5 * 290);
 }
 
 TEST(FailureScenarios, HrwPodKillIsDetectedWithinFallTimesInterval) {
