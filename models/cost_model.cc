@@ -73,7 +73,8 @@ const std::vector<std::string>& allreduce_path_names() {
 AllreducePath allreduce_path_named(const std::string& name) {
   if (name == "p2p") return AllreducePath::kP2p;
   if (name == "host") return AllreducePath::kHost;
-  throw Error("unknown all-reduce path '" + name + "'; valid paths: p2p, host");
+  throw Error("unknown all-reduce path '" + name +
+              "'; valid paths: " + join(allreduce_path_names(), ", "));
 }
 
 double default_allreduce_latency_us(AllreducePath path) {

@@ -259,8 +259,6 @@ TEST(Scenario, MigNeedsAGpuWithMigRoomForThePodsAndNoTensorParallelism) {
   EXPECT_NE(e.find("fleet.gpus.0.mig_slices: expected 0, 2, 4 or 7"), std::string::npos) << e;
 }
 
-// Settings vLLM refuses are found when the pool's server is configured, after parsing; the
-// error still names the pool's place in the file.
 TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
   const std::string e =
       error_of(testing::small_scenario_yaml("round_robin"),
@@ -269,6 +267,8 @@ TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
   EXPECT_NE(e.find("p2p, host"), std::string::npos) << e;
 }
 
+// Settings vLLM refuses are found when the pool's server is configured, after parsing; the
+// error still names the pool's place in the file.
 TEST(Scenario, ASettingVllmRefusesNamesThePoolsPlace) {
   const Scenario s =
       parse_scenario(pooled_with("model: Llama-3.1-8B}",

@@ -449,6 +449,8 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
   }
   for (const auto& c : checks) {
     const std::string prefix = c.target_where.at(c.target_node) + ": ";
+    std::string overrides;  // the check's set:, in every label of its rows
+    for (const auto& x : c.sets) overrides += " " + x;
     if (!c.sweep) {
       std::string label;
       std::vector<RunResult> runs(static_cast<size_t>(seeds));
@@ -461,7 +463,7 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
           runs[static_cast<size_t>(i)] = run_scenario(s, threads);
         }
       });
-      for (const auto& x : c.sets) label += " " + x;
+      label += overrides;
       for (const auto& f : c.figures) {
         std::vector<FigureCheck> per_seed;
         for (const auto& run : runs) per_seed.push_back(check(f, label, run));
@@ -486,9 +488,7 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
       std::string label;
       for (const auto& sweep : sweeps) {
         const SweepPoint& match = point_of(f, sweep);
-        label = sweep.scenario;
-        for (const auto& x : c.sets) label += " " + x;
-        label += " " + point_text(match);
+        label = sweep.scenario + overrides + " " + point_text(match);
         per_seed.push_back(check(f, label, match.result));
       }
       report.figures.push_back(over_seeds(per_seed));
