@@ -174,6 +174,7 @@ struct CalibrateOptions {
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
+  double elementwise_efficiency = kDefaultElementwiseEfficiency;
   std::string allreduce_path = "p2p";
   std::vector<std::string> fix;
   std::string out;
@@ -195,6 +196,7 @@ int cmd_calibrate(const CalibrateOptions& o) {
               o.dequant_gemm_factor,
               o.unoverlapped_fraction,
               o.kernel_floor_us,
+              o.elementwise_efficiency,
               o.allreduce_path};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
@@ -426,6 +428,12 @@ int main(int argc, char** argv) {
                    "held, not fitted: fixed time of each linear-layer kernel, us (the cost "
                    "model's default)")
       ->check(cli::number_in(0.0, 1000.0));
+  calibrate_cmd
+      ->add_option("--elementwise-efficiency", cal.elementwise_efficiency,
+                   "held, not fitted: fraction of peak bandwidth the element-wise kernels between "
+                   "the GEMMs reach (the cost model's default); their time is taken off each step "
+                   "before the fit")
+      ->check(cli::number_in(0.01, 1.0));
   calibrate_cmd->add_option("--fix", cal.fix,
                             "hold a parameter at a value instead of fitting it: NAME=VALUE "
                             "(repeatable)");

@@ -68,6 +68,9 @@ struct RooflineTarget {
   // linear kernels' fixed time.
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
+  // The element-wise kernels' share of peak bandwidth, held: their time is taken off each step
+  // before the fit, which then fits the GEMMs alone.
+  double elementwise_efficiency = kDefaultElementwiseEfficiency;
   // How the measured server's GPUs reach each other (the cost model's allreduce_path): "p2p" or
   // "host" (no GPU peer to peer: NCCL through host memory). Held with the path's latency.
   std::string allreduce_path = "p2p";

@@ -146,7 +146,8 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"allreduce_path", r.target.allreduce_path},
                    {"dequant_gemm_factor", r.target.dequant_gemm_factor},
                    {"unoverlapped_fraction", r.target.unoverlapped_fraction},
-                   {"kernel_floor_us", r.target.kernel_floor_us}};
+                   {"kernel_floor_us", r.target.kernel_floor_us},
+                   {"elementwise_efficiency", r.target.elementwise_efficiency}};
   }
   nlohmann::json cost_model = {{"type", r.form}};
   nlohmann::json params = nlohmann::json::object();

@@ -319,6 +319,10 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (!(t.kernel_floor_us >= 0 && t.kernel_floor_us <= 1000)) {
     throw Error("the kernel floor must be in [0, 1000] us, got " + fmt("%g", t.kernel_floor_us));
   }
+  if (!(t.elementwise_efficiency >= 0.01 && t.elementwise_efficiency <= 1.0)) {
+    throw Error("the element-wise efficiency must be in [0.01, 1], got " +
+                fmt("%g", t.elementwise_efficiency));
+  }
   if (!(t.allreduce_bandwidth_gbs >= 0 && t.allreduce_bandwidth_gbs <= 1e6)) {
     throw Error("the all-reduce bandwidth must be in [0, 1e6] GB/s (0 = the GPU catalog's), got " +
                 fmt("%g", t.allreduce_bandwidth_gbs));
@@ -333,6 +337,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   held.dequant_gemm_factor = t.dequant_gemm_factor;
   held.unoverlapped_fraction = t.unoverlapped_fraction;
   held.kernel_floor_us = t.kernel_floor_us;
+  held.elementwise_efficiency = t.elementwise_efficiency;
   RooflineConstants unit_constants = held;
   unit_constants.compute_efficiency = 1.0;
   unit_constants.bandwidth_efficiency = 1.0;
@@ -350,7 +355,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
     const auto b = unit.breakdown(s.batch);
     compute(i) = b.compute_ms;
     memory(i) = b.memory_ms;
-    y(i) = s.step_ms - b.allreduce_ms;
+    y(i) = s.step_ms - b.allreduce_ms - b.elementwise_ms;
     w(i) = 1.0 / s.step_ms;
   }
 
@@ -480,6 +485,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   }
   r.settings.emplace_back("unoverlapped_fraction", t.unoverlapped_fraction);
   r.settings.emplace_back("kernel_floor_us", t.kernel_floor_us);
+  r.settings.emplace_back("elementwise_efficiency", t.elementwise_efficiency);
   RooflineConstants fitted = held;
   fitted.compute_efficiency = eta_c;
   fitted.bandwidth_efficiency = eta_m;

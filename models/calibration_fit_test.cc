@@ -130,14 +130,34 @@ TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {
   const CalibrationResult r = calibrate(synthetic_steps(fp8, 150, 0.0, 16), o);
   EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
   EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
-  ASSERT_EQ(r.settings.size(), 3u);
+  ASSERT_EQ(r.settings.size(), 4u);
   EXPECT_EQ(r.settings[0].first, "dequant_gemm_factor");
   EXPECT_NE(calibration_yaml(r).find("  dequant_gemm_factor: 0.5\n"), std::string::npos);
   // A BF16 model has no such setting, only the roofline's shape, held at what it was fitted with.
   const auto bf16 = calibrate(synthetic_steps(truth_roofline(), 60, 0.0, 17), roofline_options());
-  ASSERT_EQ(bf16.settings.size(), 2u);
+  ASSERT_EQ(bf16.settings.size(), 3u);
   EXPECT_EQ(bf16.settings[0].first, "unoverlapped_fraction");
   EXPECT_EQ(bf16.settings[1].first, "kernel_floor_us");
+  EXPECT_EQ(bf16.settings[2].first, "elementwise_efficiency");
+}
+
+TEST(Calibration, RooflineTakesTheHeldElementwiseTimeOffBeforeFitting) {
+  // Steps timed with slow element-wise kernels: held at their speed, the fit recovers the GEMMs'
+  // efficiencies exactly; held at the default, it charges their extra time to the GEMMs.
+  const RooflineCostModel slow(find_gpu("A100-80GB-SXM"), find_model("Llama-3.1-8B"), 1,
+                               {.compute_efficiency = 0.7,
+                                .bandwidth_efficiency = 0.75,
+                                .step_overhead_ms = 1.5,
+                                .elementwise_efficiency = 0.2});
+  const auto steps = synthetic_steps(slow, 150, 0.0, 18);
+  CalibrationOptions o = roofline_options();
+  o.target.elementwise_efficiency = 0.2;
+  const CalibrationResult held = calibrate(steps, o);
+  EXPECT_NEAR(held.param("compute_efficiency"), 0.7, 1e-6);
+  EXPECT_NEAR(held.param("bandwidth_efficiency"), 0.75, 1e-6);
+  EXPECT_NE(calibration_yaml(held).find("  elementwise_efficiency: 0.2\n"), std::string::npos);
+  const CalibrationResult assumed = calibrate(steps, roofline_options());
+  EXPECT_LT(assumed.param("compute_efficiency"), 0.69);
 }
 
 TEST(Calibration, FittedRecoversKnownCoefficients) {

@@ -30,6 +30,14 @@ namespace fleetsim {
 //    Marlin's dequantizing kernels (FP8 weights on Ampere, INT4) are built to hide their weight
 //    loads behind their arithmetic and measure close to the plain max() (IST-DASLab/marlin):
 //    they keep a fraction of 0 (unoverlapped_fraction()).
+//  - element-wise kernels: between the GEMMs a layer normalizes (vLLM's fused residual add and
+//    RMSNorm, twice), rotates queries and keys, and gates its MLP (SiLU-and-mul). Each reads and
+//    writes the step's activations once, so they are bound by DRAM, not arithmetic, and run one
+//    after another with the GEMMs. Vidur times them too (input_layernorm,
+//    post_attention_layernorm, attn_rope, mlp_act, add): from 1,024 tokens up they move their
+//    bytes at 0.47 of an A100's peak bandwidth and 0.50 of an H100's, 0.48 pooled. They add 5 to
+//    10% to a TP-1 layer's linear time on the A100 and 8 to 19% on the H100, whose arithmetic
+//    outpaces its memory further, and more at high TP, where the norms are not split.
 // One set shared by every GPU. The H100 streams large matrices faster than it (0.87-0.90 of peak
 // at one token), so its memory-bound steps come out about 9% slow; the A100's within 6%.
 //
@@ -91,6 +99,9 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
   if (k_.unoverlapped_fraction < 0 || k_.unoverlapped_fraction > 1 || k_.kernel_floor_us < 0) {
     throw ScenarioError(
         "cost model: unoverlapped_fraction must be in [0, 1] and kernel_floor_us >= 0");
+  }
+  if (!(k_.elementwise_efficiency > 0 && k_.elementwise_efficiency <= 1)) {
+    throw ScenarioError("cost model: elementwise_efficiency must be in (0, 1]");
   }
   if (k_.allreduce_bandwidth_gbs <= 0) {
     k_.allreduce_bandwidth_gbs =
@@ -280,10 +291,33 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
         (k_.allreduce_latency_us * 1e-3 + per_gpu / (k_.allreduce_bandwidth_gbs * 1e9) * 1e3);
   }
   b.overhead_ms = k_.step_overhead_ms;
+  b.elementwise_ms = tokens * elementwise_bytes_per_token() /
+                     (k_.elementwise_efficiency * gpu_.memory_bandwidth_gbs * 1e9) * 1e3;
   b.gpu_ms = std::max(b.compute_ms, b.memory_ms) +
-             unoverlapped_fraction() * std::min(b.compute_ms, b.memory_ms);
+             unoverlapped_fraction() * std::min(b.compute_ms, b.memory_ms) + b.elementwise_ms;
   b.total_ms = b.gpu_ms + b.allreduce_ms + b.overhead_ms;
   return b;
+}
+
+double RooflineCostModel::elementwise_bytes_per_token() const {
+  // BF16 activations, each read and written once a kernel: two fused residual-add RMSNorms
+  // (x and the residual in, both out: 8 bytes an element of the hidden width, which no rank
+  // splits), the rotary embedding of this rank's queries and keys (MLA rotates only its
+  // qk_rope_head_dim part), and SiLU-and-mul (the gate and up halves in, their product out) over
+  // the MLP width a token passes through: the dense MLP, or its routed experts and shared one.
+  const double parts = tp_;
+  const double kv_heads = std::max(1.0, static_cast<double>(llm_.num_kv_heads) / parts);
+  const double rotated = llm_.is_mla() ? (llm_.num_heads / parts + 1.0) * llm_.qk_rope_head_dim
+                                       : (llm_.num_heads / parts + kv_heads) * llm_.head_dim;
+  const double dense_width = static_cast<double>(llm_.intermediate_size) / parts;
+  const double expert_width =
+      (static_cast<double>(llm_.experts_per_token) * llm_.moe_intermediate_size +
+       llm_.shared_expert_intermediate_size) /
+      parts;
+  const double moe = llm_.moe_layers();
+  const double mlp = (llm_.layers - moe) * dense_width + moe * expert_width;
+  return kBf16Bytes *
+         (2.0 * 4.0 * llm_.hidden_size * llm_.layers + 2.0 * rotated * llm_.layers + 3.0 * mlp);
 }
 
 double RooflineCostModel::kernel_floor_ms() const {
@@ -308,10 +342,11 @@ TimeNs overlapped_step_time(TimeNs step, TimeNs host) {
 
 GpuDemand RooflineCostModel::gpu_demand(std::span<const BatchEntry> batch) const {
   const Breakdown b = breakdown(batch);
-  // The all-reduces keep the links busy, not the SMs' arithmetic or DRAM.
+  // The all-reduces keep the links busy, not the SMs' arithmetic or DRAM; the element-wise
+  // kernels keep DRAM busy.
   const double gpu_ms = b.gpu_ms + b.allreduce_ms;
   if (gpu_ms <= 0) return {};
-  return {b.compute_ms / gpu_ms, b.memory_ms / gpu_ms};
+  return {b.compute_ms / gpu_ms, (b.memory_ms + b.elementwise_ms) / gpu_ms};
 }
 
 TimeNs RooflineCostModel::step_time(std::span<const BatchEntry> batch) const {
@@ -340,7 +375,8 @@ std::string RooflineCostModel::describe() const {
          ", overhead " + fmt("%.2f", k_.step_overhead_ms) + " ms, " +
          fmt("%.2f", unoverlapped_fraction()) +
          " of min(compute, memory) unoverlapped, kernel floor " + fmt("%.1f", k_.kernel_floor_us) +
-         " us" +
+         " us, element-wise " + fmt("%.0f", elementwise_bytes_per_token() / 1e3) + " kB/token x " +
+         fmt("%.2f", k_.elementwise_efficiency) +
          (tp_ > 1 ? ", all-reduce " + fmt("%.0f", k_.allreduce_bandwidth_gbs) + " GB/s after " +
                         fmt("%.1f", k_.allreduce_latency_us) + " us" +
                         (k_.allreduce_path == AllreducePath::kHost ? " through host memory" : "")
@@ -390,10 +426,10 @@ const ParamSpec& cost_model_spec() {
   // The fitted defaults are the roofline defaults for Llama-3.1-8B on an A100-80GB-SXM where
   // each part is bound: prefill compute-bound (a = 1.5 ms + 0.62 x the weights' 9.52 ms of
   // streaming and kernel floor, which the arithmetic does not hide; b = 2 x 6.98e9 FLOP / (0.73 x
-  // 312 TFLOP/s),
+  // 312 TFLOP/s) + 5.51 MB of element-wise traffic / (0.48 x 2,039 GB/s),
   // c = 2 x 32 layers x 32 heads x 128 / (0.73 x 312 TFLOP/s)), decode memory-bound
-  // (a = 1.5 ms + 15.01 GB / (0.82 x 2,039 GB/s) + 32 layers x 4 kernels x 4.2 us, b and c =
-  // 131,072 KV bytes / same bandwidth).
+  // (a = 1.5 ms + 15.01 GB / (0.82 x 2,039 GB/s) + 32 layers x 4 kernels x 4.2 us, b =
+  // 131,072 KV bytes / same bandwidth, c = the same + the token's element-wise traffic).
   static const ParamSpec kSpec = [] {
     ParamSpec s;
     s.text("type", "roofline",
@@ -425,6 +461,12 @@ const ParamSpec& cost_model_spec() {
               "weights, us (Vidur A100/H100 profiles, 1-8-token steps at TP 1-8: 4.2 us beside "
               "0.82 of peak bandwidth)",
               0.0, 1e3)
+        .real("elementwise_efficiency", kDefaultElementwiseEfficiency,
+              "roofline: fraction of the peak DRAM bandwidth the element-wise kernels between "
+              "the GEMMs (residual-add RMSNorms, rotary embedding, SiLU-and-mul) reach as they "
+              "stream a step's activations (Vidur A100/H100 profiles, 1k-token steps and up: "
+              "0.47 and 0.50, 0.48 pooled)",
+              0.01, 1.0)
         .real("step_overhead_ms", kDefaultStepOverheadMs,
               "roofline: fixed cost of every step (vLLM V1 scheduling, input preparation, "
               "sampling, small kernels), ms",
@@ -452,12 +494,12 @@ const ParamSpec& cost_model_spec() {
               "sgl-project/sglang#2904; host: 12, NCCL over SHM for 8 B-8 KB)",
               0.0, 1e6)
         .real("prefill_a_ms", 7.40, "fitted: prefill intercept, ms per step with a prefill")
-        .real("prefill_b_ms_per_token", 0.06129, "fitted: prefill ms per new token")
+        .real("prefill_b_ms_per_token", 0.06691, "fitted: prefill ms per new token")
         .real("prefill_c_ms_per_token2", 1.151e-6,
               "fitted: prefill ms per squared new tokens (attention)")
         .real("decode_a_ms", 11.02, "fitted: decode intercept, ms per step with decodes")
         .real("decode_b_ms_per_ctx_token", 7.839e-5, "fitted: decode ms per context token")
-        .real("decode_c_ms_per_seq", 7.839e-5, "fitted: decode ms per decoding request");
+        .real("decode_c_ms_per_seq", 5.703e-3, "fitted: decode ms per decoding request");
     return s;
   }();
   return kSpec;
@@ -482,6 +524,7 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     }
     k.unoverlapped_fraction = params.get_double("unoverlapped_fraction");
     k.kernel_floor_us = params.get_double("kernel_floor_us");
+    k.elementwise_efficiency = params.get_double("elementwise_efficiency");
     return std::make_unique<RooflineCostModel>(gpu, llm, tp, k, kv_dtype_bytes);
   }
   if (type == "fitted") {

@@ -69,6 +69,11 @@ inline constexpr double kDefaultUnoverlappedFraction = 0.62;
 // Fixed time of each linear-layer kernel beyond streaming its weights (launch, ramp-up, tail):
 // what makes the small per-GPU matrices of high tensor-parallel sizes slower than their bytes.
 inline constexpr double kDefaultKernelFloorUs = 4.2;
+// The element-wise kernels between the GEMMs (the fused residual-add RMSNorms, rotary embedding,
+// SiLU-and-mul) stream the step's activations through DRAM, one after another, at this fraction
+// of peak bandwidth: 0.47 on the A100 and 0.50 on the H100 in Vidur's profiles of those kernels,
+// 0.48 pooled over every curve of 1,024 tokens and more (models/cost_model_profile_test.cc).
+inline constexpr double kDefaultElementwiseEfficiency = 0.48;
 // Weight-only quantized GEMMs that dequantize inside the kernel (Marlin: INT4 W4A16, FP8 weights
 // on a GPU without FP8 tensor cores) against dense BF16 GEMMs, once a step is compute-bound.
 // Measured for Marlin INT4 on an A100 (vllm-project/vllm#2497); the FP8 and FP4 Marlin variants
@@ -117,6 +122,7 @@ struct RooflineConstants {
   AllreducePath allreduce_path = AllreducePath::kP2p;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
+  double elementwise_efficiency = kDefaultElementwiseEfficiency;
 };
 
 // Linear-layer kernels a layer launches: QKV, output projection, gate/up, down (an MoE layer's
@@ -137,12 +143,15 @@ class RooflineCostModel : public CostModel {
     double kernel_floor_ms = 0;  // of memory_ms: the linear kernels' fixed time
     double allreduce_ms = 0;     // tensor-parallel all-reduces (0 at tp = 1)
     double overhead_ms = 0;      // fixed per-step cost
-    double gpu_ms = 0;           // max(compute, memory) + unoverlapped x min(compute, memory)
+    double elementwise_ms = 0;   // activations through the norms, rotary, SiLU-and-mul
+    double gpu_ms = 0;           // max(compute, memory) + unoverlapped x min + element-wise
     double total_ms = 0;         // gpu_ms + all-reduce + overhead
   };
   Breakdown breakdown(std::span<const BatchEntry> batch) const;
   // The linear kernels' fixed time of one step, ms (part of every step's memory_ms).
   double kernel_floor_ms() const;
+  // DRAM bytes per token, per GPU, that the element-wise kernels of every layer move.
+  double elementwise_bytes_per_token() const;
   // The fraction of min(compute, memory) a step does not overlap: the constant's, except where
   // the linear layers dequantize their weights (Marlin; MXFP4's Triton and FlashInfer kernels
   // too, docs/calibration.md), whose kernels hide the weight loads behind the arithmetic.

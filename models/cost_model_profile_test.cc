@@ -24,13 +24,19 @@ namespace {
 // The linear operators of one layer: fused QKV, output projection, fused gate/up, down.
 const char* const kLinearOps[] = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj",
                                   "mlp_down_proj"};
+// The element-wise operators Vidur times beside them: two RMSNorms, the rotary embedding, the
+// gated activation and one residual add.
+const char* const kElementwiseOps[] = {"input_layernorm", "post_attention_layernorm", "attn_rope",
+                                       "mlp_act", "add"};
 
 // One step size of one curve, with the roofline's two times at efficiency 1.
 struct Step {
   double tokens = 0;
-  double measured_ms = 0;  // sum of the linear operators' medians
-  double compute_ms = 0;   // BF16 FLOPs at the GPU's peak
-  double memory_ms = 0;    // BF16 weight bytes at the GPU's peak bandwidth
+  double measured_ms = 0;              // sum of the linear operators' medians
+  double compute_ms = 0;               // BF16 FLOPs at the GPU's peak
+  double memory_ms = 0;                // BF16 weight bytes at the GPU's peak bandwidth
+  double elementwise_measured_ms = 0;  // the element-wise operators' medians, summed
+  double elementwise_ms = 0;           // their activation bytes at the GPU's peak bandwidth
 };
 
 struct Curve {
@@ -46,6 +52,12 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // Every tensor-parallel size of one profile file, one curve each; a step size timed more than
 // once keeps the median of its rows.
 std::vector<Curve> read_curves(const std::string& relative, const GpuSpec& gpu) {
@@ -58,7 +70,9 @@ std::vector<Curve> read_curves(const std::string& relative, const GpuSpec& gpu) 
   const auto header = split(line);
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   std::map<int, std::map<double, std::vector<double>>> times;  // tp -> tokens -> ms
-  std::map<int, double> params;                                // tp -> linear weights per GPU
+  std::map<int, std::map<double, std::vector<double>>> elementwise;
+  std::map<int, double> params;            // tp -> linear weights per GPU
+  std::map<int, double> activation_bytes;  // tp -> element-wise bytes per token per GPU
   while (std::getline(in, line)) {
     const auto cells = split(line);
     if (cells.size() != header.size()) continue;
@@ -73,20 +87,27 @@ std::vector<Curve> read_curves(const std::string& relative, const GpuSpec& gpu) 
     params[tp] = (h * (heads + 2 * kv_heads) * head_dim + heads * head_dim * h +
                   (gated ? 3.0 : 2.0) * h * ff) /
                  tp;
+    // BF16, read and written once: each norm its hidden row, the add two rows in and one out,
+    // the rotary embedding this rank's query and key heads, the activation its gate and up
+    // halves in and their product out.
+    activation_bytes[tp] =
+        2.0 * (2 * 2 * h + 3 * h + 2 * (heads + kv_heads) * head_dim / tp + 3 * ff / tp);
     double ms = 0;
     for (const char* op : kLinearOps) ms += num(std::string("time_stats.") + op + ".median");
     times[tp][num("num_tokens")].push_back(ms);
+    double ew = 0;
+    for (const char* op : kElementwiseOps) ew += num(std::string("time_stats.") + op + ".median");
+    elementwise[tp][num("num_tokens")].push_back(ew);
   }
   std::vector<Curve> curves;
   for (auto& [tp, by_tokens] : times) {
     Curve c{relative.substr(0, relative.rfind('/')) + " tp" + std::to_string(tp), {}};
     for (auto& [tokens, ms] : by_tokens) {
-      std::sort(ms.begin(), ms.end());
-      const std::size_t n = ms.size();
-      const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
       const double p = params[tp];
-      c.steps.push_back({tokens, median, 2.0 * p * tokens / (gpu.bf16_tflops * 1e12) * 1e3,
-                         2.0 * p / (gpu.memory_bandwidth_gbs * 1e9) * 1e3});
+      c.steps.push_back({tokens, median(ms), 2.0 * p * tokens / (gpu.bf16_tflops * 1e12) * 1e3,
+                         2.0 * p / (gpu.memory_bandwidth_gbs * 1e9) * 1e3,
+                         median(elementwise[tp][tokens]),
+                         activation_bytes[tp] * tokens / (gpu.memory_bandwidth_gbs * 1e9) * 1e3});
     }
     curves.push_back(std::move(c));
   }
@@ -246,6 +267,64 @@ TEST(CostModelProfile, TheDefaultsPredictEveryCurveBetterThanAPlainMax) {
   EXPECT_LT(rms_now, 0.5 * rms_plain);
 }
 
+TEST(CostModelProfile, TheElementwiseKernelsGiveTheirEfficiency) {
+  // Steps of 1,024 tokens and more, where the activations dwarf the kernels' launch: time =
+  // bytes / (efficiency x peak), one unknown over every curve, each curve counting alike.
+  std::map<std::string, std::pair<double, int>> by_gpu;  // sum of bytes-time / time, rows
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y, w;
+  for (const auto& c : all_curves()) {
+    std::vector<const Step*> large;
+    for (const auto& s : c.steps) {
+      if (s.tokens >= 1024) large.push_back(&s);
+    }
+    for (const Step* s : large) {
+      rows.push_back({s->elementwise_ms});
+      y.push_back(s->elementwise_measured_ms);
+      w.push_back(1.0 /
+                  (s->elementwise_measured_ms * std::sqrt(static_cast<double>(large.size()))));
+      auto& g = by_gpu[c.name.substr(0, 4)];
+      g.first += s->elementwise_ms / s->elementwise_measured_ms;
+      g.second += 1;
+    }
+  }
+  ASSERT_GT(rows.size(), 2000u);
+  const double efficiency = 1.0 / fit(rows, y, w)(0);
+  std::cout << "element-wise efficiency " << efficiency << "\n";
+  EXPECT_NEAR(efficiency, kDefaultElementwiseEfficiency, 0.01);
+  const double a100 = by_gpu["a100"].first / by_gpu["a100"].second;
+  const double h100 = by_gpu["h100"].first / by_gpu["h100"].second;
+  std::cout << "a100 " << a100 << ", h100 " << h100 << "\n";
+  EXPECT_NEAR(a100, 0.47, 0.015);
+  EXPECT_NEAR(h100, 0.50, 0.015);
+}
+
+TEST(CostModelProfile, TheElementwiseBytesAreTheActivationsOfEveryKernel) {
+  // Llama-3.1-8B (hidden 4,096, 32 query and 8 KV heads of 128, MLP 14,336) at TP 1 and 2: two
+  // fused add-norms move 4 hidden rows each, the rotary embedding reads and writes q and k, the
+  // activation reads 2 MLP rows and writes 1; BF16, 32 layers.
+  const LlmSpec llm = find_model("Llama-3.1-8B");
+  const GpuSpec gpu = find_gpu("A100-80GB-SXM");
+  const double tp1 = 2.0 * 32 * (2 * 4 * 4096 + 2 * 40 * 128 + 3 * 14336);
+  const double tp2 = 2.0 * 32 * (2 * 4 * 4096 + 2 * 20 * 128 + 3 * 7168);
+  EXPECT_DOUBLE_EQ(RooflineCostModel(gpu, llm, 1).elementwise_bytes_per_token(), tp1);
+  EXPECT_DOUBLE_EQ(RooflineCostModel(gpu, llm, 2).elementwise_bytes_per_token(), tp2);
+  // A step of 2,048 tokens pays them serially, at the default efficiency.
+  const std::vector<BatchEntry> batch = {{2048, 0}};
+  const auto b = RooflineCostModel(gpu, llm, 1).breakdown(batch);
+  EXPECT_NEAR(b.elementwise_ms,
+              2048 * tp1 / (kDefaultElementwiseEfficiency * gpu.memory_bandwidth_gbs * 1e9) * 1e3,
+              1e-9);
+  EXPECT_NEAR(b.gpu_ms,
+              std::max(b.compute_ms, b.memory_ms) +
+                  kDefaultUnoverlappedFraction * std::min(b.compute_ms, b.memory_ms) +
+                  b.elementwise_ms,
+              1e-12);
+  // About a tenth of the linear layers' time on the A100 at this size (Vidur: 9-10%).
+  EXPECT_GT(b.elementwise_ms / b.compute_ms, 0.06);
+  EXPECT_LT(b.elementwise_ms / b.compute_ms, 0.14);
+}
+
 TEST(CostModelProfile, TheCostModelTimesAProfiledLayerAsThisTestDoes) {
   // predicted_ms() above is the roofline's own rule: a one-layer model of Llama-3-8B's shape
   // timed by RooflineCostModel adds the same floor and unoverlapped part.
@@ -255,7 +334,8 @@ TEST(CostModelProfile, TheCostModelTimesAProfiledLayerAsThisTestDoes) {
   EXPECT_NEAR(b.kernel_floor_ms, 32 * 4 * kDefaultKernelFloorUs * 1e-3, 1e-12);
   EXPECT_NEAR(b.gpu_ms,
               std::max(b.compute_ms, b.memory_ms) +
-                  kDefaultUnoverlappedFraction * std::min(b.compute_ms, b.memory_ms),
+                  kDefaultUnoverlappedFraction * std::min(b.compute_ms, b.memory_ms) +
+                  b.elementwise_ms,
               1e-12);
 }
 

@@ -95,14 +95,15 @@ TEST(ColocatedPods, UnderMpsTwoDecodingPodsStillShareTheBandwidth) {
 TEST(ColocatedPods, TheDevicePluginsSmCapHoldsALonePodsPrefills) {
   // One conversation at a time: each pod is alone on the GPU, and may use half of its SMs
   // (100 / pods_per_gpu). A prefill's arithmetic takes twice as long; alone, the step also paid
-  // the part of its memory time that did not overlap, and the host's fixed costs, so the first
-  // token comes 1.4 to 2 times later. Decodes, which need far less than half the arithmetic, do
+  // the part of its memory time that did not overlap, its element-wise kernels' DRAM time and
+  // the host's fixed costs, none of which the cap stretches, so the first token comes 1.3 to 2
+  // times later. Decodes, which need far less than half the arithmetic, do
   // not notice. The API server's intake, which no GPU share changes, is left out of both.
   const std::vector<std::string> no_intake = {"fleet.server.api_overhead_ms=0",
                                               "fleet.server.api_overhead_ms_per_1k_tokens=0"};
   const ArmSummary capped = run_colocated(2, 1, kMps, no_intake);
   const ArmSummary alone = run_colocated(1, 1, "", no_intake);
-  EXPECT_GT(capped.ttft_ms.p50, 1.4 * alone.ttft_ms.p50);
+  EXPECT_GT(capped.ttft_ms.p50, 1.3 * alone.ttft_ms.p50);
   EXPECT_LT(capped.ttft_ms.p50, 2.0 * alone.ttft_ms.p50);
   EXPECT_DOUBLE_EQ(capped.tpot_ms.p50, alone.tpot_ms.p50);
   // Without the cap, MPS leaves a lone pod its solo speed.

@@ -35,9 +35,20 @@ TEST(KvOffload, HostMemoryServesWhatTheGpuEvicted) {
   EXPECT_GT(host, 0.05);
   EXPECT_NEAR(combined, b["prefix_cache_reuse"].get<double>() + host, 1e-3);
   // Loading is cheaper than recomputing: more of the prompts skip the prefill, and turns answer
-  // sooner.
+  // sooner. On caches this small one seed's mean rides on a few preempted turns (seed 7's goes
+  // the other way), so the means of eight seeds are compared.
   EXPECT_GT(combined, a["prefix_cache_reuse"].get<double>() + 0.05);
-  EXPECT_LT(b["warm_ttft_ms"]["mean"].get<double>(), a["warm_ttft_ms"]["mean"].get<double>());
+  double gpu_only_ttft = 0, offload_ttft = 0;
+  for (int seed = 1; seed <= 8; ++seed) {
+    const std::string s = "seed=" + std::to_string(seed);
+    gpu_only_ttft += run_json({s})["arms"][0]["summary"]["warm_ttft_ms"]["mean"].get<double>();
+    offload_ttft +=
+        run_json(
+            {s,
+             "fleet.server.kv_offloading_size_gib=8"})["arms"][0]["summary"]["warm_ttft_ms"]["mean"]
+            .get<double>();
+  }
+  EXPECT_LT(offload_ttft, gpu_only_ttft);
   // Per pod, the connector's counters sit beside the GPU's, as vLLM exports them.
   std::int64_t hits = 0;
   for (const auto& p : b["per_pod"]) hits += p["external_prefix_cache_hits"].get<std::int64_t>();
