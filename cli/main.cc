@@ -132,6 +132,7 @@ struct ValidateOptions {
   std::string out_dir;
   int threads = 0;
   int seeds = 1;
+  std::vector<std::string> sets;
 };
 
 int cmd_validate(ValidateOptions o) {
@@ -142,9 +143,10 @@ int cmd_validate(ValidateOptions o) {
     std::sort(o.files.begin(), o.files.end());
     if (o.files.empty()) throw Error("no validation files given and none in ./validation");
   }
-  const ValidationReport r = validate(o.files, o.threads, o.seeds);
+  const ValidationReport r = validate(o.files, o.threads, o.seeds, o.sets);
   std::string command = "fleetsim validate";
   if (o.seeds > 1) command += " --seeds " + std::to_string(o.seeds);
+  for (const auto& s : o.sets) command += " --set '" + s + "'";
   for (const auto& f : o.files) command += " " + f;
   if (o.format == "json") {
     std::cout << validation_json(r).dump(2) << "\n";
@@ -377,6 +379,10 @@ int main(int argc, char** argv) {
       ->check(cli::integer_in(1, 1000));
   validate_cmd->add_option("--threads", val.threads, "threads (0 = all cores)")
       ->check(cli::threads_check());
+  validate_cmd->add_option("--set", val.sets,
+                           "override PATH=VALUE in every check's scenario, after the check's own "
+                           "set: (repeatable), e.g. fleet.cost_model.compute_efficiency=0.6 to see "
+                           "what a constant does to every record");
 
   CalibrateOptions cal;
   CLI::App* calibrate_cmd = app.add_subcommand(

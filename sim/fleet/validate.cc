@@ -426,10 +426,12 @@ bool ValidationReport::all_ok() const {
   return !figures.empty();
 }
 
-ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds) {
+ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds,
+                          const std::vector<std::string>& sets) {
   if (seeds < 1) throw ScenarioError("--seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport report;
   report.seeds = seeds;
+  report.sets = sets;
   std::vector<Check> checks;
   for (const auto& file : files) {
     const YAML::Node root = load_yaml_file(file);
@@ -447,10 +449,12 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
       checks.push_back(read_check(nodes[i], cw.child(std::to_string(i))));
     }
   }
-  for (const auto& c : checks) {
+  for (auto& c : checks) {
     const std::string prefix = c.target_where.at(c.target_node) + ": ";
     std::string overrides;  // the check's set:, in every label of its rows
     for (const auto& x : c.sets) overrides += " " + x;
+    // The caller's overrides come last, so they win over the check's; the report names them once.
+    c.sets.insert(c.sets.end(), sets.begin(), sets.end());
     if (!c.sweep) {
       std::string label;
       std::vector<RunResult> runs(static_cast<size_t>(seeds));
@@ -478,9 +482,9 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
       sweeps[0] = run_sweep(c.path, c.sets, {}, threads);
       const std::uint64_t base_seed = sweeps[0].points.front().scenario.seed;
       for (int i = 1; i < seeds; ++i) {
-        std::vector<std::string> sets = c.sets;
-        sets.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
-        sweeps[static_cast<size_t>(i)] = run_sweep(c.path, sets, {}, threads);
+        std::vector<std::string> seeded = c.sets;
+        seeded.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
+        sweeps[static_cast<size_t>(i)] = run_sweep(c.path, seeded, {}, threads);
       }
     });
     for (const auto& f : c.figures) {
@@ -525,6 +529,7 @@ nlohmann::json validation_json(const ValidationReport& r) {
   }
   nlohmann::json j = {{"sources", r.sources}, {"all_ok", r.all_ok()}, {"figures", figures}};
   if (r.seeds > 1) j["seeds"] = r.seeds;
+  if (!r.sets.empty()) j["set"] = r.sets;
   return j;
 }
 
@@ -556,6 +561,7 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
   }
   os << passed << " of " << r.figures.size() << " figures inside their tolerance";
   if (r.seeds > 1) os << " (simulated: the mean over " << r.seeds << " seeds)";
+  if (!r.sets.empty()) os << ", every check with " << join(r.sets, ", ");
   os << "\n";
 }
 

@@ -43,14 +43,17 @@ struct FigureCheck {
 
 struct ValidationReport {
   int seeds = 1;
+  std::vector<std::string> sets;  // PATH=VALUE applied to every check, after its own set:
   std::vector<std::string> sources;
   std::vector<FigureCheck> figures;
   bool all_ok() const;
 };
 
 // Runs every check of every file (threads as in run/sweep; results do not depend on them), each
-// with `seeds` seeds: the scenario's own, then the next ones.
-ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1);
+// with `seeds` seeds: the scenario's own, then the next ones. `sets` (PATH=VALUE) apply to every
+// check's scenario after the check's own set:, to see what a constant does to every record.
+ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1,
+                          const std::vector<std::string>& sets = {});
 
 nlohmann::json validation_json(const ValidationReport& r);
 void write_validation_table(std::ostream& os, const ValidationReport& r);
