@@ -1,5 +1,6 @@
 // fleetsim: the command-line front end. Tables for people, JSON on stdout for tools, logs on
 // stderr. Every user error exits non-zero with a message naming what to fix.
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -254,6 +255,10 @@ int cmd_list(const std::string& what) {
                 << " FP8 TFLOP/s " << std::setw(7) << g.fp4_tflops << " FP4 TFLOP/s  sm_"
                 << std::lround(g.compute_capability * 10)
                 << (g.mig_slices > 0 ? "  MIG " + std::to_string(g.mig_slices) + " slices" : "")
+                << (g.bandwidth_efficiency > 0
+                        ? "  weights stream at " + fmt::format("{:.2f}", g.bandwidth_efficiency) +
+                              " of peak"
+                        : "")
                 << "\n";
     }
   } else if (what == "metrics") {

@@ -366,7 +366,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   };
   double overhead = fixed_or("step_overhead_ms", kDefaultStepOverheadMs);
   double kc = 1.0 / fixed_or("compute_efficiency", kDefaultComputeEfficiency);
-  double km = 1.0 / fixed_or("bandwidth_efficiency", kDefaultBandwidthEfficiency);
+  double km = 1.0 / fixed_or("bandwidth_efficiency", bandwidth_efficiency_for(gpu));
   double se_overhead = 0, se_kc = 0, se_km = 0;
   bool clamped = false;
   std::vector<char> regime(steps.size()), previous;  // 1 = compute-bound

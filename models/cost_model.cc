@@ -21,7 +21,9 @@ namespace fleetsim {
 //  - memory: a step of 1 to 8 tokens takes bytes / (0.82 x peak bandwidth) plus 4.2 us for each
 //    of its four kernels (least squares over all 24 curves). The fixed part is why a small
 //    per-GPU matrix (Llama-3-8B at TP 8: 27M weights a layer) runs at 0.5 of peak where a large
-//    one (70B at TP 1) runs at 0.8.
+//    one (70B at TP 1) runs at 0.8. Each GPU's own curves, at that floor, give 0.78 on the A100
+//    and 0.90 on the H100 (HBM2e against HBM3): the GPU catalog carries those, and 0.82 is what
+//    a part nobody profiled gets.
 //  - the ridge: between the two, compute and memory overlap imperfectly. A plain max() is 1.4
 //    to 1.5 times too fast at the crossover (A100 Llama-3-8B, 128 tokens: 0.377 ms measured,
 //    0.274 predicted). Adding 0.62 of the shorter of the two (least squares over every step,
@@ -38,8 +40,7 @@ namespace fleetsim {
 //    bytes at 0.47 of an A100's peak bandwidth and 0.50 of an H100's, 0.48 pooled. They add 5 to
 //    10% to a TP-1 layer's linear time on the A100 and 8 to 19% on the H100, whose arithmetic
 //    outpaces its memory further, and more at high TP, where the norms are not split.
-// One set shared by every GPU. The H100 streams large matrices faster than it (0.87-0.90 of peak
-// at one token), so its memory-bound steps come out about 9% slow; the A100's within 6%.
+// One set shared by every GPU but the bandwidth efficiency.
 //
 // Step overhead: what a step costs beyond its matrix products and DRAM traffic, i.e. the
 // scheduler, input preparation, sampling, detokenization hand-off and the small non-matmul
@@ -85,6 +86,11 @@ AllreducePath allreduce_path_named(const std::string& name) {
               "'; valid paths: " + join(allreduce_path_names(), ", "));
 }
 
+double bandwidth_efficiency_for(const GpuSpec& gpu, double requested) {
+  if (requested > 0) return requested;
+  return gpu.bandwidth_efficiency > 0 ? gpu.bandwidth_efficiency : kDefaultBandwidthEfficiency;
+}
+
 double default_allreduce_latency_us(AllreducePath path) {
   return path == AllreducePath::kHost ? kHostAllreduceLatencyUs : kDefaultAllreduceLatencyUs;
 }
@@ -93,6 +99,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
                                      std::int32_t kv_dtype_bytes)
     : gpu_(std::move(gpu)), llm_(std::move(llm)), tp_(tp), k_(k), kv_bytes_per_token_layer_(0) {
   if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
+  k_.bandwidth_efficiency = bandwidth_efficiency_for(gpu_, k_.bandwidth_efficiency);
   if (k_.compute_efficiency <= 0 || k_.bandwidth_efficiency <= 0 || k_.dequant_gemm_factor <= 0) {
     throw ScenarioError("cost model efficiencies must be > 0");
   }
@@ -424,11 +431,11 @@ std::string FittedCostModel::describe() const {
 
 const ParamSpec& cost_model_spec() {
   // The fitted defaults are the roofline defaults for Llama-3.1-8B on an A100-80GB-SXM where
-  // each part is bound: prefill compute-bound (a = 1.5 ms + 0.62 x the weights' 9.52 ms of
+  // each part is bound: prefill compute-bound (a = 1.5 ms + 0.62 x the weights' 9.98 ms of
   // streaming and kernel floor, which the arithmetic does not hide; b = 2 x 6.98e9 FLOP / (0.73 x
   // 312 TFLOP/s) + 5.51 MB of element-wise traffic / (0.48 x 2,039 GB/s),
   // c = 2 x 32 layers x 32 heads x 128 / (0.73 x 312 TFLOP/s)), decode memory-bound
-  // (a = 1.5 ms + 15.01 GB / (0.82 x 2,039 GB/s) + 32 layers x 4 kernels x 4.2 us, b =
+  // (a = 1.5 ms + 15.01 GB / (0.78 x 2,039 GB/s) + 32 layers x 4 kernels x 4.2 us, b =
   // 131,072 KV bytes / same bandwidth, c = the same + the token's element-wise traffic).
   static const ParamSpec kSpec = [] {
     ParamSpec s;
@@ -444,11 +451,12 @@ const ParamSpec& cost_model_spec() {
               "(Vidur A100/H100 profiles: 0.72 on average over 2k-16k-token steps, 0.74-0.77 "
               "at the margin)",
               0.01, 1.0)
-        .real("bandwidth_efficiency", kDefaultBandwidthEfficiency,
+        .real("bandwidth_efficiency", 0.0,
               "roofline: fraction of the peak DRAM bandwidth a weight-streaming step reaches "
-              "beside the kernels' floor (Vidur A100/H100 profiles, 1-8-token steps at TP 1-8: "
-              "0.82)",
-              0.01, 1.0)
+              "beside the kernels' floor; 0 = the GPU's measured one (Vidur profiles, 1-8-token "
+              "steps at TP 1-8: A100 0.78, H100 0.90; `fleetsim list gpus`), else 0.82, pooled "
+              "over both",
+              0.0, 1.0)
         .real("unoverlapped_fraction", kDefaultUnoverlappedFraction,
               "roofline: fraction of the shorter of a step's compute time and memory time that "
               "is not hidden behind the longer (Vidur A100/H100 profiles: steps near the ridge "
@@ -493,13 +501,13 @@ const ParamSpec& cost_model_spec() {
               "path's (p2p: 9, vLLM's custom all-reduce on H100 takes 8.5-11.8 us for 512 B-32 KB, "
               "sgl-project/sglang#2904; host: 12, NCCL over SHM for 8 B-8 KB)",
               0.0, 1e6)
-        .real("prefill_a_ms", 7.40, "fitted: prefill intercept, ms per step with a prefill")
+        .real("prefill_a_ms", 7.68, "fitted: prefill intercept, ms per step with a prefill")
         .real("prefill_b_ms_per_token", 0.06691, "fitted: prefill ms per new token")
         .real("prefill_c_ms_per_token2", 1.151e-6,
               "fitted: prefill ms per squared new tokens (attention)")
-        .real("decode_a_ms", 11.02, "fitted: decode intercept, ms per step with decodes")
-        .real("decode_b_ms_per_ctx_token", 7.839e-5, "fitted: decode ms per context token")
-        .real("decode_c_ms_per_seq", 5.703e-3, "fitted: decode ms per decoding request");
+        .real("decode_a_ms", 11.48, "fitted: decode intercept, ms per step with decodes")
+        .real("decode_b_ms_per_ctx_token", 8.241e-5, "fitted: decode ms per context token")
+        .real("decode_c_ms_per_seq", 5.707e-3, "fitted: decode ms per decoding request");
     return s;
   }();
   return kSpec;

@@ -60,6 +60,8 @@ TimeNs overlapped_step_time(TimeNs step, TimeNs host);
 
 // Calibrated defaults, shared by every scenario (see cost_model.cc for the derivations).
 inline constexpr double kDefaultComputeEfficiency = 0.73;
+// Pooled over every profiled curve; a GPU whose own profile measured it (GpuSpec::
+// bandwidth_efficiency) uses its own (bandwidth_efficiency_for).
 inline constexpr double kDefaultBandwidthEfficiency = 0.82;
 inline constexpr double kDefaultStepOverheadMs = 1.5;
 // A step's arithmetic and its DRAM traffic overlap imperfectly: this fraction of the shorter of
@@ -112,9 +114,13 @@ double default_allreduce_latency_us(AllreducePath path);
 
 // The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
 // ones every scenario shares.
+// The bandwidth efficiency a step on `gpu` streams at: `requested` when positive (a scenario's
+// or calibration's value), else the GPU's measured one, else the pooled default.
+double bandwidth_efficiency_for(const GpuSpec& gpu, double requested = 0);
+
 struct RooflineConstants {
   double compute_efficiency = kDefaultComputeEfficiency;
-  double bandwidth_efficiency = kDefaultBandwidthEfficiency;
+  double bandwidth_efficiency = 0;  // <= 0: bandwidth_efficiency_for(gpu)
   double step_overhead_ms = kDefaultStepOverheadMs;
   double allreduce_bandwidth_gbs = 0;  // <= 0: the path's (the catalog's link, or host memory's)
   double dequant_gemm_factor = kDefaultDequantGemmFactor;

@@ -222,6 +222,40 @@ TEST(CostModelProfile, SmallStepsGiveTheBandwidthEfficiencyAndTheKernelFloor) {
   EXPECT_NEAR(floor_us, kDefaultKernelFloorUs, 0.7);
 }
 
+TEST(CostModelProfile, EachGpusOwnCurvesGiveItsBandwidthEfficiency) {
+  // The same small steps, one GPU at a time, the kernel floor held: the A100's HBM2e and the
+  // H100's HBM3 reach different fractions of their peaks, which the GPU catalog carries.
+  for (const auto& [prefix, gpu] :
+       {std::pair<std::string, std::string>{"a100", "A100-80GB-SXM"}, {"h100", "H100-SXM"}}) {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y, w;
+    for (const auto& c : all_curves()) {
+      if (c.name.rfind(prefix, 0) != 0) continue;
+      std::vector<const Step*> small;
+      for (const auto& s : c.steps) {
+        if (s.tokens <= 8) small.push_back(&s);
+      }
+      for (const Step* s : small) {
+        rows.push_back({s->memory_ms});
+        y.push_back(s->measured_ms - 4 * kDefaultKernelFloorUs * 1e-3);
+        w.push_back(1.0 / (s->measured_ms * std::sqrt(static_cast<double>(small.size()))));
+      }
+    }
+    ASSERT_GT(rows.size(), 20u) << prefix;
+    const double efficiency = 1.0 / fit(rows, y, w)(0);
+    std::cout << gpu << ": bandwidth efficiency " << efficiency << "\n";
+    EXPECT_NEAR(efficiency, find_gpu(gpu).bandwidth_efficiency, 0.01) << gpu;
+  }
+  // The parts that share a profiled part's memory system take its value; the rest none.
+  EXPECT_EQ(find_gpu("A100-80GB-PCIe").bandwidth_efficiency,
+            find_gpu("A100-80GB-SXM").bandwidth_efficiency);
+  EXPECT_EQ(find_gpu("H200").bandwidth_efficiency, find_gpu("H100-SXM").bandwidth_efficiency);
+  EXPECT_EQ(find_gpu("H100-NVL").bandwidth_efficiency, find_gpu("H100-SXM").bandwidth_efficiency);
+  EXPECT_EQ(find_gpu("L40S").bandwidth_efficiency, 0.0);
+  EXPECT_EQ(bandwidth_efficiency_for(find_gpu("L40S")), kDefaultBandwidthEfficiency);
+  EXPECT_EQ(bandwidth_efficiency_for(find_gpu("H200"), 0.5), 0.5);
+}
+
 TEST(CostModelProfile, TheRidgeGivesTheUnoverlappedFraction) {
   // With the other three constants held, time - max(c, m) = fraction x min(c, m): one unknown,
   // fitted over every step of every curve.

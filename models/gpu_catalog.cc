@@ -20,9 +20,17 @@ namespace {
 // (developer.nvidia.com/cuda-gpus): A100 8.0, A10 8.6, L40S and L4 8.9, H100 and H200 9.0, B200
 // 10.0, RTX PRO 6000 Blackwell 12.0.
 //
-// MIG slices (the last figure): the NVIDIA Multi-Instance GPU User Guide's "Supported GPUs"
+// MIG slices (the figure after it): the NVIDIA Multi-Instance GPU User Guide's "Supported GPUs"
 // table: at most 7 instances on A100, H100 (SXM5, PCIe, 94 GB NVL), H200 and B200, at most 4 on
 // the RTX PRO 6000 Blackwell; L40S, L4 and A10 are not listed.
+//
+// Bandwidth efficiency (the last figure, where there is one): Vidur's per-operator profiles
+// (microsoft/vidur data/profiling/compute, shared/data/profiles) time the linear layers of
+// 1-8-token steps, which stream their weights: at the shared 4.2 us kernel floor they reach 0.78
+// of the A100-80GB-SXM's peak (HBM2e; 4 models, TP 1-8) and 0.90 of the H100-SXM's (HBM3; 2
+// models, TP 1-8). The A100 PCIe shares the SXM part's memory system, and the H100 NVL and the
+// H200 (HBM3 and HBM3e) the H100 SXM's, so they take those values. The H100 PCIe (HBM2e behind
+// Hopper's controllers) and the other parts were not profiled: the cost model's pooled 0.82.
 std::vector<GpuSpec> make_catalog() {
   return {
       // NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web):
@@ -30,15 +38,15 @@ std::vector<GpuSpec> make_catalog() {
       // directions; NVLink bridge optional, not assumed). No FP8 tensor cores (Ampere).
       // Memory 79.25 GiB: PyTorch OOM text on 80 GB A100s (e.g. levihsu/OOTDiffusion#235).
       {"A100-80GB-PCIe", 79.25, 1935, 312, 0, 624, 0, 32, 32,
-       "NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe column)", 8.0, 7},
+       "NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe column)", 8.0, 7, 0.78},
       // Same datasheet, A100 80GB SXM: 2,039 GB/s, NVLink 600 GB/s (300 GB/s each way).
       {"A100-80GB-SXM", 79.25, 2039, 312, 0, 624, 0, 300, 32,
-       "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column)", 8.0, 7},
+       "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column)", 8.0, 7, 0.78},
       // NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 80 GB HBM3 3.35 TB/s, BF16 1,979*,
       // FP8 3,958*, INT8 3,958* (sparse) -> 989.4 / 1,978.9 / 1,978.9 dense; NVLink 900 GB/s.
       // Memory 79.11 GiB: PyTorch OOM text on an H100 in vllm-project/vllm#27508.
       {"H100-SXM", 79.11, 3350, 989.4, 1978.9, 1978.9, 0, 450, 64,
-       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)", 9.0, 7},
+       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)", 9.0, 7, 0.90},
       // Same datasheet, H100 PCIe: 80 GB HBM2e 2.0 TB/s, BF16 1,513*, FP8 3,026*, INT8 3,026*
       // -> 756.5 / 1,513 / 1,513 dense; PCIe Gen5 128 GB/s (64 each way; an NVLink bridge is
       // optional, not assumed). Memory: the same 81,559 MiB framebuffer as the SXM part, so the
@@ -49,12 +57,12 @@ std::vector<GpuSpec> make_catalog() {
       // 3,341*, INT8 3,341*; sold as bridged pairs, NVLink bridge 600 GB/s (300 each way).
       // Memory 93.00 GiB: PyTorch OOM text on an H100 NVL (ali-vilab/VACE#56).
       {"H100-NVL", 93.00, 3900, 835.5, 1670.5, 1670.5, 0, 300, 64,
-       "NVIDIA H100 NVL product brief PB-11773-001", 9.0, 7},
+       "NVIDIA H100 NVL product brief PB-11773-001", 9.0, 7, 0.90},
       // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 141 GB HBM3e 4.8 TB/s, same tensor
       // cores as H100 SXM (BF16 1,979*, FP8 3,958*, INT8 3,958*), NVLink 900 GB/s.
       // Memory 139.80 GiB: PyTorch OOM text on H200s (nvidia-smi shows 143,771 MiB).
       {"H200", 139.80, 4800, 989.4, 1978.9, 1978.9, 0, 450, 64,
-       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)", 9.0, 7},
+       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)", 9.0, 7, 0.90},
       // NVIDIA RTX PRO 6000 Blackwell (Workstation / Server Edition) datasheet: GB202 (SM120),
       // 188 SMs, 96 GB GDDR7 ECC at 1,792 GB/s, "4 PFLOPS" FP4 AI (sparse), PCIe Gen5 x16.
       // Dense BF16 = 188 SMs x 2.617 GHz x 1,024 FLOP/clk = 503.8 TF (full-rate FP32

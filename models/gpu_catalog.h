@@ -36,6 +36,10 @@ struct GpuSpec {
   // the RTX PRO 6000 Blackwell; 2 on an RTX PRO 5000), 0 when the GPU has no MIG (L40S, L4,
   // A10). NVIDIA Multi-Instance GPU User Guide, "Supported GPUs" and "Supported MIG Profiles".
   std::int32_t mig_slices = 0;
+  // The fraction of the peak DRAM bandwidth a weight-streaming step reaches on this part, where
+  // a public profile measured it (models/cost_model_profile_test.cc); 0 = not measured, the cost
+  // model's pooled default.
+  double bandwidth_efficiency = 0;
 };
 
 // The catalog, in a fixed order.

@@ -48,6 +48,10 @@ const ParamSpec& gpu_def_spec() {
               "MIG compute slices (7 on A100/H100/H200/B200, 4 on RTX PRO 6000 Blackwell, 2 on "
               "RTX PRO 5000; NVIDIA MIG User Guide); 0 = no MIG",
               0, 7)
+          .real("bandwidth_efficiency", 0,
+                "fraction of the peak DRAM bandwidth a weight-streaming decode step reaches, "
+                "where you measured it; 0 = the cost model's pooled 0.82",
+                0, 1)
           .text("source", "", "where the figures come from (the datasheet), for the record");
   return kSpec;
 }
@@ -79,6 +83,7 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.host_link_gbs = p.get_double("host_link_gbs");
   g.compute_capability = p.get_double("compute_capability");
   g.mig_slices = static_cast<std::int32_t>(p.get_int("mig_slices"));
+  g.bandwidth_efficiency = p.get_double("bandwidth_efficiency");
   if (g.mig_slices != 0 && g.mig_slices != 2 && g.mig_slices != 4 && g.mig_slices != 7) {
     throw ScenarioError(w.child("mig_slices").at(n["mig_slices"]) +
                         ": expected 0, 2, 4 or 7 (the "

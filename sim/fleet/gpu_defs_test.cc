@@ -30,6 +30,11 @@ TEST(GpuDefs, ADatasheetGivesAGpuFoundBeforeTheCatalog) {
   EXPECT_DOUBLE_EQ(g[0].memory_gib, 79.11);
   EXPECT_DOUBLE_EQ(g[0].fp8_tflops, 1978.9);
   EXPECT_DOUBLE_EQ(g[0].int8_tops, 0);
+  EXPECT_DOUBLE_EQ(g[0].bandwidth_efficiency, 0);  // not measured: the cost model's pooled value
+  EXPECT_DOUBLE_EQ(defs("[{name: m, memory_gib: 40, memory_bandwidth_gbs: 1000, bf16_tflops: 100, "
+                        "bandwidth_efficiency: 0.85}]")[0]
+                       .bandwidth_efficiency,
+                   0.85);
   EXPECT_EQ(&find_gpu(g, "my-h100"), &g[0]);
   EXPECT_EQ(find_gpu(g, "H100-SXM").name, "H100-SXM");
   try {
@@ -62,6 +67,10 @@ TEST(GpuDefs, BadDefinitionsNameTheField) {
                 .find("fleet.gpus.0.memory_gib"),
             std::string::npos);
   EXPECT_NE(error_of("[{name: x, memory: 40}]").find("unknown parameter"), std::string::npos);
+  EXPECT_NE(error_of("[{name: x, memory_gib: 4, memory_bandwidth_gbs: 1, bf16_tflops: 1, "
+                     "bandwidth_efficiency: 1.5}]")
+                .find("fleet.gpus.0.bandwidth_efficiency"),
+            std::string::npos);
   EXPECT_NE(error_of("[{name: x, memory_gib: 4, memory_bandwidth_gbs: 1, bf16_tflops: 1}, "
                      "{name: x, memory_gib: 4, memory_bandwidth_gbs: 1, bf16_tflops: 1}]")
                 .find("duplicate GPU name 'x'"),
