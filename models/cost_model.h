@@ -112,12 +112,12 @@ AllreducePath allreduce_path_named(const std::string& name);
 // A path's all-reduce latency when none is given: vLLM's custom all-reduce, or NCCL over SHM.
 double default_allreduce_latency_us(AllreducePath path);
 
-// The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
-// ones every scenario shares.
 // The bandwidth efficiency a step on `gpu` streams at: `requested` when positive (a scenario's
 // or calibration's value), else the GPU's measured one, else the pooled default.
 double bandwidth_efficiency_for(const GpuSpec& gpu, double requested = 0);
 
+// The roofline's constants (cost_model_spec() documents each); the defaults are the calibrated
+// ones every scenario shares.
 struct RooflineConstants {
   double compute_efficiency = kDefaultComputeEfficiency;
   double bandwidth_efficiency = 0;  // <= 0: bandwidth_efficiency_for(gpu)
