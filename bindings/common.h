@@ -144,5 +144,6 @@ void init_results(py::module_& m);
 void init_calibration(py::module_& m);
 void init_campaign(py::module_& m);
 void init_plan(py::module_& m);
+void init_validate(py::module_& m);
 
 }  // namespace fleetsim::py_bindings

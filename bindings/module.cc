@@ -32,6 +32,7 @@ PYBIND11_MODULE(_core, m) {
   fb::init_calibration(m);
   fb::init_campaign(m);
   fb::init_plan(m);
+  fb::init_validate(m);
   // Python's atexit hooks run before the interpreter stops serving other threads.
   pybind11::module_::import("atexit").attr("register")(
       pybind11::cpp_function([] { fb::stop_runs_at_exit(std::chrono::seconds(10)); }));

@@ -47,6 +47,7 @@ from ._core import (
     run,
     section_params,
     server_params,
+    validate,
     workloads,
 )
 from .analysis import goodput
@@ -75,6 +76,7 @@ campaign = _picklable(_core.campaign)
 load = _picklable(_core.load)
 plan = _picklable(_core.plan)
 run = _picklable(_core.run)
+validate = _picklable(_core.validate)
 
 
 def _scenario_from_yaml(yaml_text: str, label: str, overrides: list[str]) -> Scenario:
@@ -112,5 +114,6 @@ __all__ = [
     "section_params",
     "server_params",
     "sweep",
+    "validate",
     "workloads",
 ]

@@ -270,8 +270,17 @@ def calibrate(
     dequant_gemm_factor: float = 0.62,
     unoverlapped_fraction: float = 0.62,
     kernel_floor_us: float = 4.2,
+    elementwise_efficiency: float = 0.48,
+    allreduce_path: str = "p2p",
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]: ...
+def validate(
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    seeds: int = 1,
+    threads: int = 0,
 ) -> dict[str, Any]: ...
 def campaign(
     path: str | os.PathLike[str],
