@@ -1,6 +1,9 @@
 // The validation report's text and Markdown forms: every label whole, the columns aligned, and
-// with several validation files a count per file beside the total.
+// with several validation files a count per file beside the total, and the mean error of the
+// relative figures.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 #include <string>
@@ -42,9 +45,17 @@ TEST(ValidationReport, CountsEachFileAndKeepsLongLabelsWhole) {
   std::ostringstream table;
   write_validation_table(table, r);
   const std::string t = table.str();
-  EXPECT_NE(t.find("  validation/a.yaml: 1 of 2\n  validation/b.yaml: 1 of 1\n"), std::string::npos)
+  // Beside each count, how far off the file's relative figures are on average (|0.1| and |1.0|).
+  EXPECT_NE(t.find("  validation/a.yaml: 1 of 2, the 2 with a relative tolerance off by 55.00% "
+                   "on average\n"
+                   "  validation/b.yaml: 1 of 1, the 1 with a relative tolerance off by 10.00% "
+                   "on average\n"),
+            std::string::npos)
       << t;
-  EXPECT_NE(t.find("2 of 3 figures inside their tolerance"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 of 3 figures inside their tolerance; the 3 with a relative tolerance off "
+                   "by 40.00% on average"),
+            std::string::npos)
+      << t;
   // The long label is printed whole, and its arm sits under the header's "arm".
   const std::string row = line_with(t, long_label);
   ASSERT_FALSE(row.empty()) << t;
@@ -53,9 +64,37 @@ TEST(ValidationReport, CountsEachFileAndKeepsLongLabelsWhole) {
 
   std::ostringstream md;
   write_validation_markdown(md, r, "fleetsim validate");
-  EXPECT_NE(md.str().find("| validation/a.yaml | 1 | 2 |\n| validation/b.yaml | 1 | 1 |"),
+  EXPECT_NE(md.str().find("| validation/a.yaml | 1 | 2 | 55.00% (2) |\n"
+                          "| validation/b.yaml | 1 | 1 | 10.00% (1) |"),
             std::string::npos)
       << md.str();
+  const nlohmann::json j = validation_json(r);
+  ASSERT_EQ(j["files"].size(), 2u);
+  EXPECT_EQ(j["files"][0]["file"], "validation/a.yaml");
+  EXPECT_EQ(j["files"][0]["inside"], 1);
+  EXPECT_EQ(j["files"][0]["relative_figures"], 2);
+  EXPECT_DOUBLE_EQ(j["files"][0]["mean_abs_error_pct"].get<double>(), 55.0);
+}
+
+TEST(ValidationReport, ShapesAndAbsoluteFiguresStayOutOfTheMeanError) {
+  ValidationReport r;
+  FigureCheck absolute = figure("validation/a.yaml", "reuse", true);
+  absolute.relative = false;
+  absolute.error = 3.0;  // points, not a fraction
+  FigureCheck shape = figure("validation/a.yaml", "curve", true);
+  shape.rule = FigureCheck::Rule::kPeakAt;
+  shape.error = 8.0;
+  r.figures = {figure("validation/a.yaml", "ttft", true), absolute, shape};
+  std::ostringstream table;
+  write_validation_table(table, r);
+  EXPECT_NE(table.str().find("3 of 3 figures inside their tolerance; the 1 with a relative "
+                             "tolerance off by 10.00% on average"),
+            std::string::npos)
+      << table.str();
+  r.figures = {absolute};
+  std::ostringstream none;
+  write_validation_table(none, r);
+  EXPECT_NE(none.str().find("; none with a relative tolerance"), std::string::npos) << none.str();
 }
 
 TEST(ValidationReport, OneFileHasNoCountPerFile) {
