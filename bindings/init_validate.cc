@@ -4,7 +4,6 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -27,14 +26,7 @@ std::vector<std::string> validation_files(
     if (out.empty()) throw py::value_error("files: an empty list; give validation files or None");
     return out;
   }
-  const std::filesystem::path dir("validation");
-  std::error_code ec;
-  if (std::filesystem::is_directory(dir, ec)) {
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      if (e.path().extension() == ".yaml") out.push_back(e.path().string());
-    }
-  }
-  std::sort(out.begin(), out.end());
+  out = default_validation_files();
   if (out.empty()) {
     throw py::value_error("no validation files given and none in ./validation (working directory " +
                           std::filesystem::current_path().string() + ")");

@@ -138,10 +138,7 @@ struct ValidateOptions {
 
 int cmd_validate(ValidateOptions o) {
   if (o.files.empty()) {
-    for (const auto& e : fs::directory_iterator("validation")) {
-      if (e.path().extension() == ".yaml") o.files.push_back(e.path().string());
-    }
-    std::sort(o.files.begin(), o.files.end());
+    o.files = default_validation_files();
     if (o.files.empty()) throw Error("no validation files given and none in ./validation");
   }
   const ValidationReport r = validate(o.files, o.threads, o.seeds, o.sets);

@@ -95,6 +95,32 @@ double default_allreduce_latency_us(AllreducePath path) {
   return path == AllreducePath::kHost ? kHostAllreduceLatencyUs : kDefaultAllreduceLatencyUs;
 }
 
+namespace {
+
+// DRAM bytes per token, per GPU, that the element-wise kernels of every layer move.
+double elementwise_bytes(const LlmSpec& llm, std::int32_t tp) {
+  // BF16 activations, each read and written once a kernel: two fused residual-add RMSNorms
+  // (x and the residual in, both out: 8 bytes an element of the hidden width, which no rank
+  // splits), the rotary embedding of this rank's queries and keys (MLA rotates only its
+  // qk_rope_head_dim part), and SiLU-and-mul (the gate and up halves in, their product out) over
+  // the MLP width a token passes through: the dense MLP, or its routed experts and shared one.
+  const double parts = tp;
+  const double kv_heads = std::max(1.0, static_cast<double>(llm.num_kv_heads) / parts);
+  const double rotated = llm.is_mla() ? (llm.num_heads / parts + 1.0) * llm.qk_rope_head_dim
+                                      : (llm.num_heads / parts + kv_heads) * llm.head_dim;
+  const double dense_width = static_cast<double>(llm.intermediate_size) / parts;
+  const double expert_width =
+      (static_cast<double>(llm.experts_per_token) * llm.moe_intermediate_size +
+       llm.shared_expert_intermediate_size) /
+      parts;
+  const double moe = llm.moe_layers();
+  const double mlp = (llm.layers - moe) * dense_width + moe * expert_width;
+  return kBf16Bytes *
+         (2.0 * 4.0 * llm.hidden_size * llm.layers + 2.0 * rotated * llm.layers + 3.0 * mlp);
+}
+
+}  // namespace
+
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, RooflineConstants k,
                                      std::int32_t kv_dtype_bytes)
     : gpu_(std::move(gpu)), llm_(std::move(llm)), tp_(tp), k_(k), kv_bytes_per_token_layer_(0) {
@@ -118,6 +144,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
   }
   kv_bytes_per_token_layer_ = llm_.kv_bytes_per_token_layer(kv_dtype_bytes, tp_);
+  elementwise_bytes_per_token_ = elementwise_bytes(llm_, tp_);
 }
 
 namespace {
@@ -304,27 +331,6 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
              unoverlapped_fraction() * std::min(b.compute_ms, b.memory_ms) + b.elementwise_ms;
   b.total_ms = b.gpu_ms + b.allreduce_ms + b.overhead_ms;
   return b;
-}
-
-double RooflineCostModel::elementwise_bytes_per_token() const {
-  // BF16 activations, each read and written once a kernel: two fused residual-add RMSNorms
-  // (x and the residual in, both out: 8 bytes an element of the hidden width, which no rank
-  // splits), the rotary embedding of this rank's queries and keys (MLA rotates only its
-  // qk_rope_head_dim part), and SiLU-and-mul (the gate and up halves in, their product out) over
-  // the MLP width a token passes through: the dense MLP, or its routed experts and shared one.
-  const double parts = tp_;
-  const double kv_heads = std::max(1.0, static_cast<double>(llm_.num_kv_heads) / parts);
-  const double rotated = llm_.is_mla() ? (llm_.num_heads / parts + 1.0) * llm_.qk_rope_head_dim
-                                       : (llm_.num_heads / parts + kv_heads) * llm_.head_dim;
-  const double dense_width = static_cast<double>(llm_.intermediate_size) / parts;
-  const double expert_width =
-      (static_cast<double>(llm_.experts_per_token) * llm_.moe_intermediate_size +
-       llm_.shared_expert_intermediate_size) /
-      parts;
-  const double moe = llm_.moe_layers();
-  const double mlp = (llm_.layers - moe) * dense_width + moe * expert_width;
-  return kBf16Bytes *
-         (2.0 * 4.0 * llm_.hidden_size * llm_.layers + 2.0 * rotated * llm_.layers + 3.0 * mlp);
 }
 
 double RooflineCostModel::kernel_floor_ms() const {

@@ -157,7 +157,7 @@ class RooflineCostModel : public CostModel {
   // The linear kernels' fixed time of one step, ms (part of every step's memory_ms).
   double kernel_floor_ms() const;
   // DRAM bytes per token, per GPU, that the element-wise kernels of every layer move.
-  double elementwise_bytes_per_token() const;
+  double elementwise_bytes_per_token() const { return elementwise_bytes_per_token_; }
   // The fraction of min(compute, memory) a step does not overlap: the constant's, except where
   // the linear layers dequantize their weights (Marlin; MXFP4's Triton and FlashInfer kernels
   // too, docs/calibration.md), whose kernels hide the weight loads behind the arithmetic.
@@ -191,8 +191,9 @@ class RooflineCostModel : public CostModel {
   GpuSpec gpu_;
   LlmSpec llm_;
   std::int32_t tp_;
-  RooflineConstants k_;                    // allreduce_bandwidth_gbs resolved to the link's
-  std::int64_t kv_bytes_per_token_layer_;  // per GPU
+  RooflineConstants k_;                     // allreduce_bandwidth_gbs resolved to the link's
+  std::int64_t kv_bytes_per_token_layer_;   // per GPU
+  double elementwise_bytes_per_token_ = 0;  // per GPU, every layer
 };
 
 struct FittedCoefficients {

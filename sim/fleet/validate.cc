@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -526,6 +527,17 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
     }
   }
   return report;
+}
+
+std::vector<std::string> default_validation_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 nlohmann::json validation_json(const ValidationReport& r) {

@@ -55,6 +55,10 @@ struct ValidationReport {
 ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1,
                           const std::vector<std::string>& sets = {});
 
+// Every *.yaml of `dir`, sorted: the files `fleetsim validate` and fleetsim.validate() check when
+// given none. Empty when there are none, or no such directory.
+std::vector<std::string> default_validation_files(const std::string& dir = "validation");
+
 nlohmann::json validation_json(const ValidationReport& r);
 void write_validation_table(std::ostream& os, const ValidationReport& r);
 void write_validation_markdown(std::ostream& os, const ValidationReport& r,
