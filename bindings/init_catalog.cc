@@ -85,6 +85,7 @@ void init_catalog(py::module_& m) {
           d["sliding_window"] = l.sliding_window;
           d["sliding_window_layers"] = l.sliding_layers;
           d["max_position_embeddings"] = l.max_position_embeddings;
+          d["qk_norm"] = l.qk_norm;
           d["active_params_b"] = l.activated_params() / 1e9;
           d["weight_dtype"] = weight_dtype_name(l.weight_dtype);
           d["bytes_per_weight"] = l.bytes_per_linear_weight();
@@ -101,7 +102,8 @@ void init_catalog(py::module_& m) {
       "num_experts, experts_per_token, moe_intermediate_size, shared_expert_intermediate_size, "
       "dense_layers (0 for dense models), kv_lora_rank (latent attention; 0 = grouped KV "
       "heads), sliding_window and sliding_window_layers (0 = none), max_position_embeddings "
-      "(vLLM's default max_model_len; 0 = not known), active_params_b (a token's "
+      "(vLLM's default max_model_len; 0 = not known), qk_norm (per-head query and key norms), "
+      "active_params_b (a token's "
       "parameters, embedding and lm_head included), weight_dtype (bf16, fp8, int8, int4, fp4, "
       "mxfp4), quantized (which weights weight_dtype covers: linear or experts), "
       "bytes_per_weight, weight_gib, kv_bytes_per_token_bf16 (every layer's), source.");

@@ -144,6 +144,10 @@ struct CalibrationFile {
   std::string gpu;      // fit.gpu ("" when absent)
   std::string model;    // fit.model ("" when absent)
   std::int32_t tp = 0;  // fit.tensor_parallel_size (0 when absent)
+  // fit.cost_model_revision: the roofline revision it was fitted against (kRooflineRevision).
+  // Roofline files written before the stamp (revision 3) get 2 when they hold an
+  // elementwise_efficiency, else 1; 0 for other files.
+  std::int32_t revision = 0;
 };
 
 // Reads a file written by calibration_yaml (or by hand): its cost_model values over `base`

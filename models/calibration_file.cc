@@ -59,8 +59,9 @@ std::string calibration_yaml(const CalibrationResult& r) {
   for (const auto& [name, value] : r.settings) os << "  " << name << ": " << num(value) << "\n";
   if (fitted_on_host_path(r)) os << "  allreduce_path: host\n";
   os << "fit:\n"
-     << "  form: " << r.form << "\n"
-     << "  source: " << yaml_quote(r.source) << "\n"
+     << "  form: " << r.form << "\n";
+  if (r.form == "roofline") os << "  cost_model_revision: " << kRooflineRevision << "\n";
+  os << "  source: " << yaml_quote(r.source) << "\n"
      << "  layout: " << r.layout << "\n";
   if (r.has_target) {
     os << "  gpu: " << yaml_quote(r.target.gpu) << "\n"
@@ -170,7 +171,10 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                     {"max_abs_error_pct", q.max_abs_error_pct}});
   }
   j["quality"] = rows;
-  if (r.form == "roofline") j["iterations"] = r.iterations;
+  if (r.form == "roofline") {
+    j["iterations"] = r.iterations;
+    j["cost_model_revision"] = kRooflineRevision;
+  }
   j["notes"] = r.notes;
   return j;
 }
@@ -214,13 +218,20 @@ CalibrationFile read_calibration_file(const std::string& path, const Params& bas
     f.form = text("form");
     f.gpu = text("gpu");
     f.model = text("model");
-    if (const YAML::Node tp = fit["tensor_parallel_size"]; tp.IsDefined() && !tp.IsNull()) {
-      int v = 0;
-      if (!tp.IsScalar() || !YAML::convert<int>::decode(tp, v) || v < 1) {
-        throw ScenarioError(w.child("fit").child("tensor_parallel_size").at(tp) +
-                            ": expected an integer >= 1");
+    auto positive = [&](const char* key) {
+      const YAML::Node v = fit[key];
+      if (!v.IsDefined() || v.IsNull()) return 0;
+      int n = 0;
+      if (!v.IsScalar() || !YAML::convert<int>::decode(v, n) || n < 1) {
+        throw ScenarioError(w.child("fit").child(key).at(v) + ": expected an integer >= 1");
       }
-      f.tp = v;
+      return n;
+    };
+    f.tp = positive("tensor_parallel_size");
+    f.revision = positive("cost_model_revision");
+    if (f.revision == 0 && f.form == "roofline") {
+      // Written before the stamp: revision 2 wrote the element-wise efficiency it held.
+      f.revision = cm.IsMap() && cm["elementwise_efficiency"].IsDefined() ? 2 : 1;
     }
   }
   return f;

@@ -21,6 +21,15 @@ using testing::truth_roofline;
 
 using testing::write_temp;
 
+std::string file_error(const std::string& name, const std::string& text) {
+  try {
+    read_calibration_file(write_temp(name, text));
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
   const CalibrationResult r =
       calibrate(synthetic_steps(truth_roofline(), 120, 0.02, 13), roofline_options(), "m.csv");
@@ -34,6 +43,7 @@ TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
   EXPECT_EQ(f.model, "Llama-3.1-8B");
   EXPECT_EQ(f.tp, 1);
   EXPECT_EQ(f.cost_model.get_string("type"), "roofline");
+  EXPECT_EQ(f.revision, kRooflineRevision);  // the roofline it was fitted against
   for (const char* name : {"compute_efficiency", "bandwidth_efficiency", "step_overhead_ms"}) {
     EXPECT_NEAR(f.cost_model.get_double(name), r.param(name), 1e-5 * r.param(name)) << name;
   }
@@ -47,6 +57,31 @@ TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
   EXPECT_EQ(ff.cost_model.get_string("type"), "fitted");
   EXPECT_NEAR(ff.cost_model.get_double("decode_c_ms_per_seq"), 0.02, 1e-6);
   EXPECT_EQ(ff.gpu, "");
+  EXPECT_EQ(ff.revision, 0);  // a fitted form's coefficients owe nothing to the roofline
+}
+
+TEST(CalibrationFile, AFileFittedAgainstAnEarlierRooflineIsToldApart) {
+  // Before the stamp: session 27's files held the element-wise efficiency, earlier ones not.
+  const std::string before = "cost_model:\n  type: roofline\n  compute_efficiency: 0.6\n";
+  const std::string fit = "fit:\n  form: roofline\n";
+  EXPECT_EQ(read_calibration_file(write_temp("r1.yaml", before + fit)).revision, 1);
+  EXPECT_EQ(read_calibration_file(
+                write_temp("r2.yaml", before + "  elementwise_efficiency: 0.48\n" + fit))
+                .revision,
+            2);
+  EXPECT_EQ(
+      read_calibration_file(write_temp("r3.yaml", before + fit + "  cost_model_revision: 3\n"))
+          .revision,
+      3);
+  EXPECT_EQ(read_calibration_file(write_temp("none.yaml", before)).revision, 0);  // hand-written
+  EXPECT_NE(roofline_changes_since(1).find("element-wise kernels"), std::string::npos);
+  EXPECT_EQ(roofline_changes_since(2).find("element-wise kernels"), std::string::npos);
+  EXPECT_NE(roofline_changes_since(2).find("query and key norms"), std::string::npos);
+  EXPECT_EQ(roofline_changes_since(kRooflineRevision), "");
+  EXPECT_NE(file_error("r0.yaml", before + fit + "  cost_model_revision: 0\n")
+                .find("r0.yaml:6: fit.cost_model_revision: expected an integer >= 1"),
+            std::string::npos)
+      << file_error("r0.yaml", before + fit + "  cost_model_revision: 0\n");
 }
 
 TEST(CalibrationFile, TableAndJsonShowEveryParameter) {
@@ -63,15 +98,6 @@ TEST(CalibrationFile, TableAndJsonShowEveryParameter) {
   EXPECT_DOUBLE_EQ(j["params"]["compute_efficiency"]["value"].get<double>(),
                    r.param("compute_efficiency"));
   EXPECT_EQ(j["quality"][0]["rows"], 60);
-}
-
-std::string file_error(const std::string& name, const std::string& text) {
-  try {
-    read_calibration_file(write_temp(name, text));
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(CalibrationFile, BadFilesNameFileLineAndField) {

@@ -104,10 +104,17 @@ double elementwise_bytes(const LlmSpec& llm, std::int32_t tp) {
   // splits), the rotary embedding of this rank's queries and keys (MLA rotates only its
   // qk_rope_head_dim part), and SiLU-and-mul (the gate and up halves in, their product out) over
   // the MLP width a token passes through: the dense MLP, or its routed experts and shared one.
+  // Some models norm more than the hidden rows: Qwen3's per-head query and key norms read and
+  // write the rank's q and k once more, and MLA norms its query bottleneck and its KV latent,
+  // which every rank computes whole.
   const double parts = tp;
   const double kv_heads = std::max(1.0, static_cast<double>(llm.num_kv_heads) / parts);
   const double rotated = llm.is_mla() ? (llm.num_heads / parts + 1.0) * llm.qk_rope_head_dim
                                       : (llm.num_heads / parts + kv_heads) * llm.head_dim;
+  const double qk_normed =
+      llm.qk_norm && !llm.is_mla() ? (llm.num_heads / parts + kv_heads) * llm.head_dim : 0.0;
+  const double latent_normed =
+      llm.is_mla() ? static_cast<double>(llm.q_lora_rank) + llm.kv_lora_rank : 0.0;
   const double dense_width = static_cast<double>(llm.intermediate_size) / parts;
   const double expert_width =
       (static_cast<double>(llm.experts_per_token) * llm.moe_intermediate_size +
@@ -115,11 +122,25 @@ double elementwise_bytes(const LlmSpec& llm, std::int32_t tp) {
       parts;
   const double moe = llm.moe_layers();
   const double mlp = (llm.layers - moe) * dense_width + moe * expert_width;
-  return kBf16Bytes *
-         (2.0 * 4.0 * llm.hidden_size * llm.layers + 2.0 * rotated * llm.layers + 3.0 * mlp);
+  return kBf16Bytes * (2.0 * 4.0 * llm.hidden_size * llm.layers +
+                       2.0 * (rotated + qk_normed + latent_normed) * llm.layers + 3.0 * mlp);
 }
 
 }  // namespace
+
+std::string roofline_changes_since(int revision) {
+  std::string out;
+  if (revision < 2) {
+    out +=
+        "the element-wise kernels between the GEMMs (norms, rotary, SiLU-and-mul) at "
+        "elementwise_efficiency, and each profiled GPU's own bandwidth efficiency";
+  }
+  if (revision < 3) {
+    out += std::string(out.empty() ? "" : "; ") +
+           "Qwen3's query and key norms and MLA's latent norms among those kernels";
+  }
+  return out;
+}
 
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, RooflineConstants k,
                                      std::int32_t kv_dtype_bytes)

@@ -87,6 +87,17 @@ inline constexpr double kDefaultDequantGemmFactor = 0.62;
 // tokens send messages that small, so this, not the link bandwidth, sets their all-reduce time.
 inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 
+// The roofline's revision: raised whenever a term is added or changed, so that a calibration
+// file fitted against an earlier one (its fit.cost_model_revision, absent before revision 3) can
+// be told apart; its efficiencies absorbed what the roofline then left out.
+// 1: linear layers, attention, weights and KV, the kernel floor, all-reduces, step overhead.
+// 2: the element-wise kernels between the GEMMs; each profiled GPU's own bandwidth efficiency.
+// 3: Qwen3's per-head query and key norms and MLA's latent norms among the element-wise bytes.
+inline constexpr int kRooflineRevision = 3;
+// What the roofline charges since `revision` that a file fitted then did not take off its steps
+// ("" when nothing).
+std::string roofline_changes_since(int revision);
+
 // How a tensor-parallel pod's GPUs reach each other for its all-reduces.
 // kP2p: peer to peer (NVLink, or PCIe where the platform allows it): the GPU catalog's link and
 // vLLM's custom all-reduce. kHost: no peer-to-peer path (vLLM logs "Custom allreduce is disabled

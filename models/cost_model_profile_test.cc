@@ -359,6 +359,31 @@ TEST(CostModelProfile, TheElementwiseBytesAreTheActivationsOfEveryKernel) {
   EXPECT_LT(b.elementwise_ms / b.compute_ms, 0.14);
 }
 
+TEST(CostModelProfile, QueryKeyNormsAndLatentNormsAreElementwiseBytesToo) {
+  // Qwen3-8B (hidden 4,096, 32 query and 8 KV heads of 128, MLP 12,288, 36 layers) norms every
+  // query and key head before rotating it: the rotary term's bytes once more.
+  const GpuSpec gpu = find_gpu("H100-SXM");
+  const LlmSpec qwen = find_model("Qwen3-8B");
+  ASSERT_TRUE(qwen.qk_norm);
+  const double rotary = 2 * 40 * 128;
+  EXPECT_DOUBLE_EQ(RooflineCostModel(gpu, qwen, 1).elementwise_bytes_per_token(),
+                   2.0 * 36 * (2 * 4 * 4096 + 2 * rotary + 3 * 12288));
+  LlmSpec plain = qwen;
+  plain.qk_norm = false;
+  EXPECT_DOUBLE_EQ(RooflineCostModel(gpu, qwen, 1).elementwise_bytes_per_token() -
+                       RooflineCostModel(gpu, plain, 1).elementwise_bytes_per_token(),
+                   2.0 * 36 * rotary);
+  EXPECT_FALSE(find_model("Llama-3.1-8B").qk_norm);
+  // DeepSeek-V3 at TP 8 norms its 1,536-wide query bottleneck and 512-wide KV latent whole on
+  // every rank, beside the rotary part of its 16 local heads and the shared key.
+  const LlmSpec ds = find_model("DeepSeek-V3");
+  const double dense = 3 * (18432 / 8.0);
+  const double experts = 3 * ((8 * 2048 + 2048) / 8.0);
+  EXPECT_DOUBLE_EQ(
+      RooflineCostModel(find_gpu("H200"), ds, 8).elementwise_bytes_per_token(),
+      2.0 * (61 * (2 * 4 * 7168 + 2 * ((16 + 1) * 64 + 1536 + 512)) + 3 * dense + 58 * experts));
+}
+
 TEST(CostModelProfile, TheCostModelTimesAProfiledLayerAsThisTestDoes) {
   // predicted_ms() above is the roofline's own rule: a one-layer model of Llama-3-8B's shape
   // timed by RooflineCostModel adds the same floor and unoverlapped part.

@@ -43,6 +43,13 @@ LlmSpec tied(LlmSpec m) {
   return m;
 }
 
+// Qwen3 normalizes each query and key head before the rotary embedding (Qwen3Attention's q_norm
+// and k_norm in vLLM's qwen3.py and qwen3_moe.py).
+LlmSpec qk_normed(LlmSpec m) {
+  m.qk_norm = true;
+  return m;
+}
+
 LlmSpec deepseek_v3(const char* name) {
   LlmSpec m{name,
             61,
@@ -98,21 +105,26 @@ LlmSpec gpt_oss(const char* name, std::int32_t layers, std::int32_t experts, dou
 std::vector<LlmSpec> make_catalog() {
   return {
       // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json; card: 32.8B, 31.2B non-embedding.
-      with_context(40960, {"Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
-                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-32B config.json"}),
+      qk_normed(
+          with_context(40960, {"Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
+                               WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-32B config.json"})),
       // huggingface.co/Qwen/Qwen3-32B-FP8/blob/main/config.json: same shapes, FP8 linear layers.
-      with_context(40960, {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621,
-                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"}),
+      qk_normed(with_context(
+          40960, {"Qwen3-32B-FP8", 64, 5120, 64, 8, 128, 25600, 151936, 32.7621, WeightDtype::kFp8,
+                  "huggingface.co/Qwen/Qwen3-32B-FP8 config.json"})),
       // huggingface.co/Qwen/Qwen3-14B/blob/main/config.json; card: 14.8B, 13.2B non-embedding.
-      with_context(40960, {"Qwen3-14B", 40, 5120, 40, 8, 128, 17408, 151936, 14.7683,
-                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-14B config.json"}),
+      qk_normed(
+          with_context(40960, {"Qwen3-14B", 40, 5120, 40, 8, 128, 17408, 151936, 14.7683,
+                               WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-14B config.json"})),
       // huggingface.co/Qwen/Qwen3-8B/blob/main/config.json; card: 8.2B, 6.95B non-embedding.
-      with_context(40960, {"Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, 8.1907,
-                           WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-8B config.json"}),
+      qk_normed(
+          with_context(40960, {"Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, 8.1907,
+                               WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-8B config.json"})),
       // huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json (16 heads of 128 on a hidden size of
       // 1,024; "tie_word_embeddings": true); card: 0.6B, 0.44B non-embedding.
-      tied(with_context(40960, {"Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151936, 0.5960,
-                                WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-0.6B config.json"})),
+      tied(qk_normed(
+          with_context(40960, {"Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151936, 0.5960,
+                               WeightDtype::kBf16, "huggingface.co/Qwen/Qwen3-0.6B config.json"}))),
       // huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json (head_dim = 8192 / 64);
       // card: 72.7B.
       with_context(32768,
@@ -158,19 +170,21 @@ std::vector<LlmSpec> make_catalog() {
       // Mixtures of experts. huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: every
       // layer sparse (decoder_sparse_step 1, no mlp_only_layers), 128 experts of 768, 8 a token;
       // card: 30.5B total, 3.3B activated, 29.9B non-embedding.
-      with_context(
+      qk_normed(with_context(
           40960, {"Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, WeightDtype::kBf16,
-                  "huggingface.co/Qwen/Qwen3-30B-A3B config.json", 128, 8, 768}),
+                  "huggingface.co/Qwen/Qwen3-30B-A3B config.json", 128, 8, 768})),
       // huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json: same shapes, block-FP8 linear layers
       // (the routers, embeddings and lm_head stay BF16).
-      with_context(40960, {"Qwen3-30B-A3B-FP8", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321,
-                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json",
-                           128, 8, 768}),
+      qk_normed(with_context(
+          40960,
+          {"Qwen3-30B-A3B-FP8", 48, 2048, 32, 4, 128, 6144, 151936, 30.5321, WeightDtype::kFp8,
+           "huggingface.co/Qwen/Qwen3-30B-A3B-FP8 config.json", 128, 8, 768})),
       // huggingface.co/Qwen/Qwen3-235B-A22B-FP8/blob/main/config.json: 94 layers, 128 experts of
       // 1536, 8 a token; card: 235B total, 22B activated, 234B non-embedding.
-      with_context(40960, {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936,
-                           WeightDtype::kFp8, "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json",
-                           128, 8, 1536}),
+      qk_normed(with_context(
+          40960,
+          {"Qwen3-235B-A22B-FP8", 94, 4096, 64, 4, 128, 12288, 151936, 235.0936, WeightDtype::kFp8,
+           "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json", 128, 8, 1536})),
       deepseek_v3("DeepSeek-V3"),
       deepseek_v3("DeepSeek-R1"),
       gpt_oss("gpt-oss-20b", 24, 32, 20.9144),

@@ -63,6 +63,9 @@ struct LlmSpec {
   // a query of those layers sees the last sliding_window tokens only (0 = no window).
   std::int32_t sliding_window = 0;
   std::int32_t sliding_layers = 0;
+  // A per-head RMSNorm of the queries and keys before the rotary embedding (Qwen3, Gemma 3,
+  // OLMo 2, GLM-4.5's use_qk_norm): one more element-wise pass over the rank's q and k.
+  bool qk_norm = false;
   // weight_dtype covers the routed experts only; attention and the rest stay BF16 (gpt-oss's
   // MXFP4 checkpoints: modules_to_not_convert lists the attention, router, embeddings, lm_head).
   bool quantized_experts_only = false;

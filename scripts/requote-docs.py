@@ -32,6 +32,8 @@ def main():
     for doc, first_line, args in quoted_examples():
         out = subprocess.run([binary, *args], cwd=ROOT, check=True, capture_output=True,
                              text=True).stdout.rstrip()
+        if first_line.startswith("$ "):
+            out = first_line + "\n" + out  # the block shows its command above the output
         path = os.path.join(ROOT, doc)
         text = open(path).read()
         start = text.find("```\n" + first_line)

@@ -15,6 +15,8 @@
 #  * docs/pd-disaggregation.md's five: `fleetsim run`, `fleetsim sweep` and two `fleetsim plan`s
 #    (one pool, both pools) of scenarios/pd-disaggregation.yaml, and `fleetsim sweep
 #    scenarios/pd-prefill-link.yaml`;
+#  * docs/scenarios.md's sweep of scenarios/azure-conv-day.yaml over the pod count, and
+#    docs/calibration.md's fitted form of the example steps (each block with its command);
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -23,12 +25,17 @@ function(normalise text out)
   set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
-# The code block of `doc` starting with `first_line` must equal what `fleetsim ARGN` prints.
+# The code block of `doc` starting with `first_line` must equal what `fleetsim ARGN` prints. A
+# first line "$ fleetsim ..." is the command the block shows above its output.
 function(check_quoted doc first_line)
   execute_process(COMMAND ${FLEETSIM} ${ARGN} WORKING_DIRECTORY ${ROOT} OUTPUT_VARIABLE out
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "fleetsim ${ARGN} failed (${rc})")
+  endif()
+  string(FIND "${first_line}" "$ " prompt)
+  if(prompt EQUAL 0)
+    set(out "${first_line}\n${out}")
   endif()
   file(READ ${ROOT}/${doc} text)
   string(FIND "${text}" "```\n${first_line}" start)
@@ -84,6 +91,12 @@ check_quoted(docs/plan.md "plan pd-autoscale: fewest fleet.pools.prefill.pods" p
              scenarios/pd-autoscale.yaml --window 600 --path fleet.pools.prefill.pods
              --max-pods 8 --set fleet.pools.decode.pods=3
              "--set" "arms=[{name: lo, policy: least_outstanding}]")
+check_quoted(docs/scenarios.md
+             "$ fleetsim sweep scenarios/azure-conv-day.yaml --vary fleet.pods=4,6,8,10"
+             sweep scenarios/azure-conv-day.yaml --vary fleet.pods=4,6,8,10)
+check_quoted(docs/calibration.md
+             "$ fleetsim calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted"
+             calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -181,6 +182,20 @@ class Reader {
     if (dense > 0) out["dense_layers"] = std::min(dense, layers);
   }
 
+  // Architectures whose attention norms each query and key head (vLLM's qwen3.py, qwen3_moe.py,
+  // gemma3.py; olmo2.py norms the whole q and k projections, the same bytes), and configs that
+  // say so (GLM-4.5's use_qk_norm).
+  static bool normalizes_queries_and_keys(const Json& c, const Json& top) {
+    if (c.value("use_qk_norm", false) == true) return true;
+    static const std::set<std::string> kTypes = {"qwen3", "qwen3_moe", "gemma3", "gemma3_text",
+                                                 "olmo2"};
+    for (const Json* j : {&c, &top}) {
+      const auto it = j->find("model_type");
+      if (it != j->end() && it->is_string() && kTypes.contains(it->get<std::string>())) return true;
+    }
+    return false;
+  }
+
   // gpt-oss's MXFP4 checkpoints quantize the experts only: the attention is in
   // modules_to_not_convert (or a compressed-tensors ignore list).
   static bool attention_left_unquantized(const Json& top) {
@@ -296,6 +311,7 @@ class Reader {
     if (tie.contains("tie_word_embeddings") && tie["tie_word_embeddings"].is_boolean()) {
       out["tie_word_embeddings"] = tie["tie_word_embeddings"].get<bool>();
     }
+    if (normalizes_queries_and_keys(c, top)) out["qk_norm"] = true;
     if (!weight_dtype_given) out["weight_dtype"] = weight_dtype(top);
     if (out["num_experts"] && attention_left_unquantized(top)) out["quantized"] = "experts";
     return out;

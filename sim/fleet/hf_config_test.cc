@@ -70,6 +70,8 @@ TEST_F(HfConfig, TheConfigOfACatalogModelGivesTheCatalogEntry) {
   EXPECT_NE(m[0].source.find("config.json"), std::string::npos);
   EXPECT_EQ(m[0].max_position_embeddings, cat.max_position_embeddings);
   EXPECT_EQ(m[0].max_position_embeddings, 40960);
+  EXPECT_EQ(m[0].qk_norm, cat.qk_norm);  // model_type qwen3
+  EXPECT_TRUE(m[0].qk_norm);
   // A field given beside hf_config overrides the file's.
   const auto bf16 = defs(kQwen3Fp8, "{name: mine, hf_config: config.json, weight_dtype: bf16}");
   EXPECT_EQ(bf16[0].weight_dtype, WeightDtype::kBf16);
@@ -77,6 +79,7 @@ TEST_F(HfConfig, TheConfigOfACatalogModelGivesTheCatalogEntry) {
 
 TEST_F(HfConfig, MixtralsExpertsAreItsIntermediateSize) {
   const auto m = defs(kMixtral, "{name: mixtral, hf_config: config.json}");
+  EXPECT_FALSE(m[0].qk_norm);
   EXPECT_EQ(m[0].num_experts, 8);
   EXPECT_EQ(m[0].experts_per_token, 2);
   EXPECT_EQ(m[0].moe_intermediate_size, 14336);
@@ -281,6 +284,7 @@ TEST_F(HfConfig, GemmaThreesPatternAndQwenMoesSharedExpert) {
         "sliding_window_pattern": 6, "max_position_embeddings": 131072}})",
                              "{name: g, hf_config: config.json}")[0];
   EXPECT_EQ(gemma.sliding_layers, 52);  // vLLM's hybrid KV design doc: 52 sliding, 10 full
+  EXPECT_TRUE(gemma.qk_norm);           // gemma3_text, under text_config
   // Qwen/Qwen1.5-MoE-A2.7B: 60 experts of 1408, 4 a token, a shared expert of 5632; card: 14.3B.
   const LlmSpec qwen = defs(R"({"hidden_size": 2048, "num_hidden_layers": 24,
       "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632,
@@ -289,7 +293,16 @@ TEST_F(HfConfig, GemmaThreesPatternAndQwenMoesSharedExpert) {
       "vocab_size": 151936, "tie_word_embeddings": false})",
                             "{name: q, hf_config: config.json}")[0];
   EXPECT_EQ(qwen.dense_layers, 0);
+  EXPECT_FALSE(qwen.qk_norm);  // Qwen2-MoE's attention has no query or key norm
   EXPECT_NEAR(qwen.params_b, 14.3, 0.1);
+}
+
+TEST_F(HfConfig, AConfigThatNormsQueriesAndKeysSaysSo) {
+  // GLM-4.5's config.json states it ("use_qk_norm": true); a field beside hf_config wins.
+  const std::string glm = std::string("{\"use_qk_norm\": true, ") + (kMixtral + 1);
+  EXPECT_TRUE(defs(glm, "{name: g, hf_config: config.json}")[0].qk_norm);
+  EXPECT_FALSE(defs(glm, "{name: g, hf_config: config.json, qk_norm: false}")[0].qk_norm);
+  EXPECT_TRUE(defs(kMixtral, "{name: m, hf_config: config.json, qk_norm: true}")[0].qk_norm);
 }
 
 TEST_F(HfConfig, AMissingFileOrShapeNamesTheFieldAndTheFile) {

@@ -59,6 +59,10 @@ const ParamSpec& model_def_spec() {
                    "vLLM's default max_model_len; 0 = not known, no limit",
                    0, 1e8)
           .boolean("tie_word_embeddings", false, "lm_head is the embedding table")
+          .boolean("qk_norm", false,
+                   "a per-head RMSNorm of the queries and keys before the rotary embedding (Qwen3, "
+                   "Gemma 3, OLMo 2; config.json's use_qk_norm): one more element-wise pass over "
+                   "them each step")
           .text("weight_dtype", "bf16",
                 "how the checkpoint stores its linear layers (embeddings, lm_head and norms stay "
                 "BF16): bf16 (or FP16), fp8 (W8A8 on FP8 tensor cores, else Marlin W8A16), int8 "
@@ -182,6 +186,7 @@ LlmSpec parse_fields(const YAML::Node& n, const YamlWhere& w) {
     need("sliding_window_layers", m.sliding_layers == 0, "needs a sliding_window >= 1");
   }
   m.tied_embeddings = p.get_bool("tie_word_embeddings");
+  m.qk_norm = p.get_bool("qk_norm");
   m.max_position_embeddings = get32(p, "max_position_embeddings");
   m.quantized_experts_only = p.get_string("quantized") == "experts";
   need("quantized", !m.quantized_experts_only || m.num_experts > 0,

@@ -191,8 +191,20 @@ Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params&
     return !a.empty() && !b.empty() && a != b;
   };
   if (differs(file.gpu, gpu) || differs(file.model, model) || (file.tp > 0 && file.tp != tp)) {
-    spdlog::warn("{}: {} was calibrated for {} on {} x{}, used here for {} on {} x{}", cw.at(cal),
-                 file.path, file.model, file.gpu, file.tp, model, gpu, tp);
+    const auto shape = [](const std::string& m, const std::string& g, std::int64_t gpus) {
+      return (m.empty() ? "?" : m) + " on " + (g.empty() ? "?" : g) +
+             (gpus > 0 ? " x" + std::to_string(gpus) : "");
+    };
+    spdlog::warn("{}: {} was calibrated for {}, used here for {}", cw.at(cal), file.path,
+                 shape(file.model, file.gpu, file.tp), shape(model, gpu, tp));
+  }
+  if (file.form == "roofline" && file.revision < kRooflineRevision) {
+    spdlog::warn(
+        "{}: {} was fitted against an earlier roofline (cost_model_revision {}, now {}), whose "
+        "efficiencies absorbed what it did not charge: {}; refit it with `fleetsim calibrate` "
+        "from the same measurements",
+        cw.at(cal), file.path, file.revision, kRooflineRevision,
+        roofline_changes_since(file.revision));
   }
   return cost_model_spec().resolve(n, w, file.cost_model);
 }
