@@ -59,9 +59,11 @@ void init_validate(py::module_& m) {
       "set:, as --set (what a constant, or your calibration, does to every record).\n"
       "seeds: judge the mean of this many seeds (the scenario's, then the next ones).\n"
       "\n"
-      "Returns a dict: sources, all_ok, figures (each: file, check, arm, metric, rule, measured,\n"
-      "simulated, error, tolerance, relative, ok; with seeds > 1 also per_seed and\n"
-      "seeds_inside), seeds and set when given, report (the CLI's table).\n"
+      "Returns a dict: sources, all_ok, files and gpus (per validation file and per GPU the\n"
+      "checks ran on: inside, figures, relative_figures, mean_abs_error_pct), figures (each:\n"
+      "file, check, arm, metric, gpu, rule, measured, simulated, error, tolerance, relative, ok;\n"
+      "with seeds > 1 also per_seed and seeds_inside), seeds and set when given, report (the\n"
+      "CLI's table).\n"
       "Raises ScenarioError for a bad validation file, check or override.");
 }
 

@@ -76,6 +76,41 @@ TEST(ValidationReport, CountsEachFileAndKeepsLongLabelsWhole) {
   EXPECT_DOUBLE_EQ(j["files"][0]["mean_abs_error_pct"].get<double>(), 55.0);
 }
 
+TEST(ValidationReport, CountsEachGpuWhereTheChecksRanOnSeveral) {
+  ValidationReport r;
+  r.figures = {figure("validation/a.yaml", "x", true), figure("validation/a.yaml", "y", false),
+               figure("validation/a.yaml", "z", true)};
+  r.figures[0].gpu = "A100-80GB-SXM";
+  r.figures[1].gpu = "H100-SXM";
+  r.figures[2].gpu = "A100-80GB-SXM";
+  std::ostringstream table;
+  write_validation_table(table, r);
+  EXPECT_NE(table.str().find("  on A100-80GB-SXM: 2 of 2, the 2 with a relative tolerance off by "
+                             "10.00% on average\n"
+                             "  on H100-SXM: 0 of 1, the 1 with a relative tolerance off by "
+                             "100% on average\n"),
+            std::string::npos)
+      << table.str();
+  std::ostringstream md;
+  write_validation_markdown(md, r, "fleetsim validate");
+  EXPECT_NE(md.str().find("| GPU | inside | figures | mean \\|error\\| of its relative figures |\n"
+                          "|---|---|---|---|\n"
+                          "| A100-80GB-SXM | 2 | 2 | 10.00% (2) |\n"
+                          "| H100-SXM | 0 | 1 | 100% (1) |"),
+            std::string::npos)
+      << md.str();
+  const nlohmann::json j = validation_json(r);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][1]["gpu"], "H100-SXM");
+  EXPECT_EQ(j["gpus"][1]["inside"], 0);
+  EXPECT_EQ(j["figures"][1]["gpu"], "H100-SXM");
+  // One GPU: no count per GPU in the table or the Markdown.
+  for (auto& f : r.figures) f.gpu = "A100-80GB-SXM";
+  std::ostringstream one;
+  write_validation_table(one, r);
+  EXPECT_EQ(one.str().find("  on A100"), std::string::npos) << one.str();
+}
+
 TEST(ValidationReport, ShapesAndAbsoluteFiguresStayOutOfTheMeanError) {
   ValidationReport r;
   FigureCheck absolute = figure("validation/a.yaml", "reuse", true);

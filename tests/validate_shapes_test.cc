@@ -48,6 +48,21 @@ TEST_F(ValidateShapes, PeakAndRiseOfARisingCurve) {
   EXPECT_TRUE(r.figures[2].ok);
   EXPECT_GT(r.figures[2].simulated, 0.0);
   EXPECT_EQ(r.figures[2].rule, FigureCheck::Rule::kRisingAtEnd);
+  EXPECT_EQ(r.figures[0].gpu, "L40S");  // the GPU every point ran on
+}
+
+TEST_F(ValidateShapes, AFigureNamesTheGpuOfItsPoint) {
+  const std::string s = sweep_scenario(dir_, "    fleet.gpu: [L40S, H100-SXM]\n");
+  const std::string file = write_file(
+      dir_ / "gpus.yaml",
+      "checks:\n  - sweep: " + s +
+          "\n    figures:\n"
+          "      - {point: {fleet.gpu: H100-SXM}, arm: a, metric: errors, measured: 0, abs: 0}\n"
+          "      - {point: {fleet.gpu: L40S}, arm: a, metric: errors, measured: 0, abs: 0}\n");
+  const ValidationReport r = validate({file}, 2);
+  ASSERT_EQ(r.figures.size(), 2u);
+  EXPECT_EQ(r.figures[0].gpu, "H100-SXM");
+  EXPECT_EQ(r.figures[1].gpu, "L40S");
 }
 
 TEST_F(ValidateShapes, BadShapesAreClearErrors) {

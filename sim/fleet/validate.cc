@@ -395,11 +395,11 @@ std::string seeds_text(const FigureCheck& f, int seeds) {
   return std::to_string(f.seeds_inside) + "/" + std::to_string(seeds);
 }
 
-// Figures inside their tolerance per validation file, in the order the files ran, and how far
-// off its figures with a relative tolerance are on average: one number to follow from change to
-// change, where the count moves only when a figure crosses its tolerance.
+// Figures inside their tolerance per validation file (or per GPU), in the order they ran, and how
+// far off its figures with a relative tolerance are on average: one number to follow from change
+// to change, where the count moves only when a figure crosses its tolerance.
 struct FileCount {
-  std::string file;
+  std::string file;  // or the GPU
   int passed = 0, total = 0;
   int relative = 0;
   double abs_error_sum = 0;  // of the relative figures, as fractions
@@ -413,13 +413,32 @@ struct FileCount {
     }
   }
 };
-std::vector<FileCount> counts_per_file(const ValidationReport& r) {
+std::vector<FileCount> counts_by(const ValidationReport& r, const std::string FigureCheck::*key) {
   std::vector<FileCount> out;
   for (const auto& f : r.figures) {
+    const std::string& name = f.*key;
     auto it =
-        std::find_if(out.begin(), out.end(), [&](const FileCount& c) { return c.file == f.file; });
-    if (it == out.end()) it = out.insert(out.end(), FileCount{f.file});
+        std::find_if(out.begin(), out.end(), [&](const FileCount& c) { return c.file == name; });
+    if (it == out.end()) it = out.insert(out.end(), FileCount{name});
     it->add(f);
+  }
+  return out;
+}
+std::vector<FileCount> counts_per_file(const ValidationReport& r) {
+  return counts_by(r, &FigureCheck::file);
+}
+// Per GPU, in the order of first appearance: where the pod model is trusted, and how far.
+std::vector<FileCount> counts_per_gpu(const ValidationReport& r) {
+  return counts_by(r, &FigureCheck::gpu);
+}
+nlohmann::json counts_json(const std::vector<FileCount>& counts, const char* key) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : counts) {
+    out.push_back({{key, c.file},
+                   {"inside", c.passed},
+                   {"figures", c.total},
+                   {"relative_figures", c.relative},
+                   {"mean_abs_error_pct", std::round(c.mean_abs_error_pct() * 100) / 100}});
   }
   return out;
 }
@@ -479,11 +498,12 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
     // The caller's overrides come last, so they win over the check's; the report names them once.
     c.sets.insert(c.sets.end(), sets.begin(), sets.end());
     if (!c.sweep) {
-      std::string label;
+      std::string label, gpu;
       std::vector<RunResult> runs(static_cast<size_t>(seeds));
       referenced(prefix, [&] {
         Scenario s = load_scenario(c.path, c.sets);
         label = s.name;
+        gpu = s.fleet.gpu;
         const std::uint64_t base_seed = s.seed;
         for (int i = 0; i < seeds; ++i) {
           s.seed = base_seed + static_cast<std::uint64_t>(i);
@@ -495,6 +515,7 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
         std::vector<FigureCheck> per_seed;
         for (const auto& run : runs) per_seed.push_back(check(f, label, run));
         report.figures.push_back(over_seeds(per_seed));
+        report.figures.back().gpu = gpu;
       }
       continue;
     }
@@ -513,17 +534,22 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
     for (const auto& f : c.figures) {
       std::vector<FigureCheck> per_seed;
       std::string label;
+      std::string gpu;
       for (const auto& sweep : sweeps) {
         const SweepPoint& match = point_of(f, sweep);
         label = sweep.scenario + overrides + " " + point_text(match);
+        gpu = match.scenario.fleet.gpu;
         per_seed.push_back(check(f, label, match.result));
       }
       report.figures.push_back(over_seeds(per_seed));
+      report.figures.back().gpu = gpu;
     }
     for (const auto& f : c.shapes) {
       std::vector<Curve> curves;
       for (const auto& sweep : sweeps) curves.push_back(curve_of(f, sweep));
       report.figures.push_back(shape_over_seeds(f, curves));
+      // A shape's one varied path is numeric, so every point ran on the same GPU.
+      report.figures.back().gpu = sweeps[0].points.front().scenario.fleet.gpu;
     }
   }
   return report;
@@ -547,6 +573,7 @@ nlohmann::json validation_json(const ValidationReport& r) {
                        {"check", f.label},
                        {"arm", f.arm},
                        {"metric", f.metric},
+                       {"gpu", f.gpu},
                        {"rule", f.rule == FigureCheck::Rule::kPeakAt        ? "peak_at"
                                 : f.rule == FigureCheck::Rule::kRisingAtEnd ? "rising_at_end"
                                                                             : "tolerance"},
@@ -561,16 +588,11 @@ nlohmann::json validation_json(const ValidationReport& r) {
       figures.back()["seeds_inside"] = f.seeds_inside;
     }
   }
-  nlohmann::json files = nlohmann::json::array();
-  for (const auto& c : counts_per_file(r)) {
-    files.push_back({{"file", c.file},
-                     {"inside", c.passed},
-                     {"figures", c.total},
-                     {"relative_figures", c.relative},
-                     {"mean_abs_error_pct", std::round(c.mean_abs_error_pct() * 100) / 100}});
-  }
-  nlohmann::json j = {
-      {"sources", r.sources}, {"all_ok", r.all_ok()}, {"files", files}, {"figures", figures}};
+  nlohmann::json j = {{"sources", r.sources},
+                      {"all_ok", r.all_ok()},
+                      {"files", counts_json(counts_per_file(r), "file")},
+                      {"gpus", counts_json(counts_per_gpu(r), "gpu")},
+                      {"figures", figures}};
   if (r.seeds > 1) j["seeds"] = r.seeds;
   if (!r.sets.empty()) j["set"] = r.sets;
   return j;
@@ -596,11 +618,13 @@ void write_validation_table(std::ostream& os, const ValidationReport& r) {
     if (r.seeds > 1) os << "   " << std::setw(8) << seeds_text(f, r.seeds) << "  " << range_text(f);
     os << "\n";
   }
-  const auto files = counts_per_file(r);
-  if (files.size() > 1) {
-    for (const auto& c : files) {
-      os << "  " << c.file << ": " << c.passed << " of " << c.total << ", " << mean_error_text(c)
-         << "\n";
+  const std::pair<std::vector<FileCount>, const char*> groups[] = {{counts_per_file(r), ""},
+                                                                   {counts_per_gpu(r), "on "}};
+  for (const auto& [counts, prefix] : groups) {
+    if (counts.size() < 2) continue;
+    for (const auto& c : counts) {
+      os << "  " << prefix << c.file << ": " << c.passed << " of " << c.total << ", "
+         << mean_error_text(c) << "\n";
     }
   }
   os << passed << " of " << r.figures.size() << " figures inside their tolerance";
@@ -616,18 +640,20 @@ void write_validation_markdown(std::ostream& os, const ValidationReport& r,
   os << "# Fidelity report\n\nGenerated by `" << command << "`; do not edit by hand.\n\n"
      << passed << " of " << r.figures.size() << " figures are inside their tolerance; "
      << mean_error_text(count_all(r), "are ") << ".\n\n";
-  const auto files = counts_per_file(r);
-  if (files.size() > 1) {
-    os << "| validation file | inside | figures | mean \\|error\\| of its relative figures |\n"
-          "|---|---|---|---|\n";
-    for (const auto& c : files) {
+  const auto summary = [&os](const std::vector<FileCount>& counts, const char* what) {
+    if (counts.size() < 2) return;
+    os << "| " << what << " | inside | figures | mean \\|error\\| of its relative figures |\n"
+       << "|---|---|---|---|\n";
+    for (const auto& c : counts) {
       os << "| " << c.file << " | " << c.passed << " | " << c.total << " | "
          << (c.relative > 0 ? fmt(c.mean_abs_error_pct()) + "% (" + std::to_string(c.relative) + ")"
                             : "-")
          << " |\n";
     }
     os << "\n";
-  }
+  };
+  summary(counts_per_file(r), "validation file");
+  summary(counts_per_gpu(r), "GPU");
   if (r.seeds > 1) {
     os << "Simulated: the mean over " << r.seeds
        << " seeds (each scenario's own, then the next ones), judged against the tolerance; "

@@ -27,6 +27,8 @@ namespace fleetsim {
 struct FigureCheck {
   enum class Rule { kTolerance, kPeakAt, kRisingAtEnd };
   std::string file, label, arm, metric;
+  // The GPU the check's scenario ran on (fleet.gpu; a fleet of pools joins theirs with '+').
+  std::string gpu;
   double measured = 0, simulated = 0, error = 0, tolerance = 0;
   bool relative = false;
   // kPeakAt: measured and simulated are the varied value at the arm's highest point, and must

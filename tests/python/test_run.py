@@ -178,6 +178,7 @@ def test_catalog(flagship):
     assert (oss["weight_dtype"], oss["quantized"]) == ("mxfp4", "experts")
     assert (models["Qwen3-32B"]["max_position_embeddings"], oss["max_position_embeddings"]) == (
         40960, 131072)
+    assert (models["Qwen3-32B"]["qk_norm"], oss["qk_norm"]) == (True, False)
     assert "affinity_threshold" in fleetsim.describe("epp")
     assert "gpu_memory_utilization" in {p["name"] for p in fleetsim.server_params()}
     assert fleetsim.cost_model_params()
