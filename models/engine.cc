@@ -436,6 +436,11 @@ const ParamSpec& server_spec() {
           // cap keeps a typo from allocating tens of GB of block bookkeeping.
           .integer("num_gpu_blocks_override", 0,
                    "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
+          .boolean("estimate_cudagraph_memory", false,
+                   "set the CUDA graphs' memory (0.75 GiB a GPU) aside before sizing the KV cache, "
+                   "as vLLM does with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; off (vLLM's "
+                   "default): the graphs are captured after the cache is sized, out of the "
+                   "memory gpu_memory_utilization leaves free")
           .integer("max_model_len", 0,
                    "longest sequence (prompt + max_tokens) the server accepts; a longer request "
                    "gets HTTP 400, and vLLM refuses to start when one such request does not fit "

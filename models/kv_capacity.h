@@ -1,7 +1,8 @@
 // How many KV-cache blocks a vLLM pod gets, derived the way vLLM V1's GPU worker sizes its cache
 // (vllm/v1/worker/gpu_worker.py, determine_available_memory):
 //   KV bytes = total memory x gpu_memory_utilization
-//              - weights - activation peak of a profiling forward pass - CUDA-graph memory.
+//              - weights - activation peak of a profiling forward pass
+//              [- CUDA-graph memory, with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1].
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ struct KvCapacity {
   double usable_bytes = 0;      // total x gpu_memory_utilization
   double weight_bytes = 0;      // this GPU's share of the weights
   double activation_bytes = 0;  // peak of the profiling run (forward pass + dummy sampler)
-  double cuda_graph_bytes = 0;  // memory the captured CUDA graphs hold
+  double cuda_graph_bytes = 0;  // the CUDA graphs' memory, when set aside before sizing
   double kv_bytes = 0;          // what is left for the KV cache
   // Bytes one token of a block costs: every layer's KV, or with sliding-window layers the
   // pages of the full-attention groups (the blocks those groups hold for a sliding group are
@@ -49,11 +50,13 @@ SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block
 // Throws ScenarioError when an argument is out of range, or when the model does not fit (no
 // room for even one KV block); the message names the GPU, the model, the weights and the
 // usable memory in GiB. `max_num_seqs` bounds the dummy sampler run of the profiling pass.
+// `estimate_cudagraph_memory`: the server's estimate_cudagraph_memory (vLLM's
+// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, off by default).
 KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
                                double gpu_memory_utilization, std::int32_t tp,
                                std::int32_t kv_dtype_bytes, std::int32_t block_size,
-                               std::int32_t max_num_batched_tokens,
-                               std::int32_t max_num_seqs = 256);
+                               std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs = 256,
+                               bool estimate_cudagraph_memory = false);
 
 // KV bytes per GPU that one request of `tokens` tokens may need, as vLLM's startup check sums
 // each layer's max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): a full-attention layer
