@@ -423,8 +423,10 @@ const ParamSpec& server_spec() {
                    "blocks for each chunk as it is scheduled, as vLLM V1's scheduler allocates "
                    "them)")
           .boolean("async_scheduling", false,
-                   "schedule the next step while the GPU runs this one (vLLM --async-scheduling, "
-                   "V1 engine, off by default): the step's host overhead overlaps GPU work")
+                   "schedule the next step while the GPU runs this one (vLLM --async-scheduling): "
+                   "the step's host overhead overlaps GPU work. vLLM has turned it on by default "
+                   "since about v0.12; fleetsim keeps it off, whose serial host overhead matches "
+                   "the decoding of current servers better (docs/fidelity-notes.md)")
           .text("prefix_counting", "per_request",
                 "how prefix-cache queries are counted: per_request (once, as current vLLM "
                 "does) or per_lookup (each lookup, a waiting request's retries and a preempted "
