@@ -78,6 +78,11 @@ TEST(CalibrationFile, AFileFittedAgainstAnEarlierRooflineIsToldApart) {
   EXPECT_EQ(roofline_changes_since(2).find("element-wise kernels"), std::string::npos);
   EXPECT_NE(roofline_changes_since(2).find("query and key norms"), std::string::npos);
   EXPECT_EQ(roofline_changes_since(kRooflineRevision), "");
+  // Revision 3 changed only what models with query and key norms, or latent ones, pay.
+  EXPECT_EQ(roofline_changes_since(2, &find_model("Llama-3.1-8B")), "");
+  EXPECT_NE(roofline_changes_since(2, &find_model("Qwen3-8B")), "");
+  EXPECT_NE(roofline_changes_since(2, &find_model("DeepSeek-V3")), "");
+  EXPECT_NE(roofline_changes_since(1, &find_model("Llama-3.1-8B")), "");
   EXPECT_NE(file_error("r0.yaml", before + fit + "  cost_model_revision: 0\n")
                 .find("r0.yaml:6: fit.cost_model_revision: expected an integer >= 1"),
             std::string::npos)

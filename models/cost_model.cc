@@ -128,14 +128,14 @@ double elementwise_bytes(const LlmSpec& llm, std::int32_t tp) {
 
 }  // namespace
 
-std::string roofline_changes_since(int revision) {
+std::string roofline_changes_since(int revision, const LlmSpec* llm) {
   std::string out;
   if (revision < 2) {
     out +=
         "the element-wise kernels between the GEMMs (norms, rotary, SiLU-and-mul) at "
         "elementwise_efficiency, and each profiled GPU's own bandwidth efficiency";
   }
-  if (revision < 3) {
+  if (revision < 3 && (llm == nullptr || llm->qk_norm || llm->is_mla())) {
     out += std::string(out.empty() ? "" : "; ") +
            "Qwen3's query and key norms and MLA's latent norms among those kernels";
   }

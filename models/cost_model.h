@@ -94,9 +94,9 @@ inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 // 2: the element-wise kernels between the GEMMs; each profiled GPU's own bandwidth efficiency.
 // 3: Qwen3's per-head query and key norms and MLA's latent norms among the element-wise bytes.
 inline constexpr int kRooflineRevision = 3;
-// What the roofline charges since `revision` that a file fitted then did not take off its steps
-// ("" when nothing).
-std::string roofline_changes_since(int revision);
+// What the roofline charges since `revision` that a file fitted then did not take off its steps,
+// for `llm` (nullptr: for any model); "" when nothing.
+std::string roofline_changes_since(int revision, const LlmSpec* llm = nullptr);
 
 // How a tensor-parallel pod's GPUs reach each other for its all-reduces.
 // kP2p: peer to peer (NVLink, or PCIe where the platform allows it): the GPU catalog's link and

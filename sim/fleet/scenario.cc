@@ -169,7 +169,8 @@ std::string catalog_name(const YAML::Node& n, const std::string& key, const Yaml
 // A cost_model section over `base`: with `calibration: FILE`, the file's values come between
 // the base and the section's own fields.
 Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params& base,
-                          const std::string& gpu, const std::string& model, std::int64_t tp) {
+                          const std::string& gpu, const std::string& model, std::int64_t tp,
+                          const std::vector<LlmSpec>& models) {
   const YAML::Node cal = n.IsDefined() && n.IsMap() ? n["calibration"] : YAML::Node();
   if (!cal.IsDefined() || cal.IsNull() || (cal.IsScalar() && cal.Scalar().empty())) {
     return cost_model_spec().resolve(n, w, base);
@@ -198,13 +199,17 @@ Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params&
     spdlog::warn("{}: {} was calibrated for {}, used here for {}", cw.at(cal), file.path,
                  shape(file.model, file.gpu, file.tp), shape(model, gpu, tp));
   }
-  if (file.form == "roofline" && file.revision < kRooflineRevision) {
+  // A fleet of pools names its model per pool; at fleet level it may name none, or join theirs.
+  const bool one_model = !model.empty() && model.find('+') == std::string::npos;
+  const LlmSpec* llm = one_model ? &find_model(models, model) : nullptr;
+  const std::string changes =
+      file.form == "roofline" ? roofline_changes_since(file.revision, llm) : std::string();
+  if (!changes.empty()) {
     spdlog::warn(
         "{}: {} was fitted against an earlier roofline (cost_model_revision {}, now {}), whose "
         "efficiencies absorbed what it did not charge: {}; refit it with `fleetsim calibrate` "
         "from the same measurements",
-        cw.at(cal), file.path, file.revision, kRooflineRevision,
-        roofline_changes_since(file.revision));
+        cw.at(cal), file.path, file.revision, kRooflineRevision, changes);
   }
   return cost_model_spec().resolve(n, w, file.cost_model);
 }
@@ -269,7 +274,7 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
     check_gpu_share(n, pw, p.pods_per_gpu, p.gpu_sharing, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
-                                      p.model, p.server.get_int("tensor_parallel_size"));
+                                      p.model, p.server.get_int("tensor_parallel_size"), f.models);
     check_gpu_sharing(n, pw, p, f);
     // One request's block hashes serve every pod, so every engine hashes at one block size: the
     // server's, or the one vLLM's latent-attention kernels impose on the pool's GPU.
@@ -352,7 +357,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   f.server = server_spec().resolve(n["server"], w.child("server"));
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),
-                         f.gpu, f.model, f.server.get_int("tensor_parallel_size"));
+                         f.gpu, f.model, f.server.get_int("tensor_parallel_size"), f.models);
   if (!pooled) {
     check_gpu_share(n, w, f.pods_per_gpu, f.gpu_sharing, f.server);
     check_gpu_sharing(n, w, fleet_pools(f).front(), f);
