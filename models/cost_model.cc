@@ -111,8 +111,7 @@ double elementwise_bytes(const LlmSpec& llm, std::int32_t tp) {
   const double kv_heads = std::max(1.0, static_cast<double>(llm.num_kv_heads) / parts);
   const double rotated = llm.is_mla() ? (llm.num_heads / parts + 1.0) * llm.qk_rope_head_dim
                                       : (llm.num_heads / parts + kv_heads) * llm.head_dim;
-  const double qk_normed =
-      llm.qk_norm && !llm.is_mla() ? (llm.num_heads / parts + kv_heads) * llm.head_dim : 0.0;
+  const double qk_normed = llm.qk_norm && !llm.is_mla() ? rotated : 0.0;  // the same q and k
   const double latent_normed =
       llm.is_mla() ? static_cast<double>(llm.q_lora_rank) + llm.kv_lora_rank : 0.0;
   const double dense_width = static_cast<double>(llm.intermediate_size) / parts;
