@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "models/spec_decode.h"
+#include "models/vllm_version.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -410,8 +411,14 @@ const ParamSpec& server_spec() {
   static const ParamSpec kSpec =
       ParamSpec()
           .integer("block_size", 16, "KV block size in tokens (vLLM --block-size)", 1, 1024)
-          .real("gpu_memory_utilization", 0.9,
-                "fraction of GPU memory vLLM may use (vLLM default 0.9)", 0.05, 1.0)
+          .text("vllm_version", kDefaultVllmVersion,
+                "the vLLM release the pod runs, for the settings whose default changed between "
+                "releases and are left out here: gpu_memory_utilization and "
+                "estimate_cudagraph_memory (e.g. 0.11.0; MAJOR.MINOR[.PATCH])")
+          .real("gpu_memory_utilization", 0.0,
+                "fraction of GPU memory vLLM may use; 0 = vllm_version's default: 0.9 before "
+                "v0.20, 0.92 since (vllm-project/vllm#38284, vllm/config/cache.py)",
+                0.0, 1.0)
           .integer("max_num_batched_tokens", 0,
                    "token budget of one engine step; 0 = vLLM's default for the GPU", 0, 1e8)
           .integer("max_num_seqs", 0, "most sequences in one step; 0 = vLLM's default for the GPU",
@@ -438,11 +445,15 @@ const ParamSpec& server_spec() {
           // cap keeps a typo from allocating tens of GB of block bookkeeping.
           .integer("num_gpu_blocks_override", 0,
                    "set the KV cache size in blocks directly (0 = derive it as vLLM does)", 0, 1e8)
-          .boolean("estimate_cudagraph_memory", false,
-                   "set the CUDA graphs' memory (0.75 GiB a GPU) aside before sizing the KV cache, "
-                   "as vLLM does with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; off (vLLM's "
-                   "default): the graphs are captured after the cache is sized, out of the "
-                   "memory gpu_memory_utilization leaves free")
+          .text("estimate_cudagraph_memory", "auto",
+                "set the CUDA graphs' memory (0.75 GiB a GPU) aside before sizing the KV cache "
+                "(true), as vLLM does with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, or "
+                "capture them after it, out of the memory gpu_memory_utilization leaves free "
+                "(false); auto = vllm_version's default: false before v0.20, true since "
+                "(vllm-project/vllm#38284), and from v0.25.1 true only for mixture-of-experts "
+                "models (dense ones run on Model Runner V2, which sets nothing aside, "
+                "vllm-project/vllm#49224)",
+                {"auto", "true", "false"})
           .integer("max_model_len", 0,
                    "longest sequence (prompt + max_tokens) the server accepts; a longer request "
                    "gets HTTP 400, and vLLM refuses to start when one such request does not fit "

@@ -50,8 +50,8 @@ SlidingWindowBlocks sliding_window_blocks(const LlmSpec& llm, std::int32_t block
 // Throws ScenarioError when an argument is out of range, or when the model does not fit (no
 // room for even one KV block); the message names the GPU, the model, the weights and the
 // usable memory in GiB. `max_num_seqs` bounds the dummy sampler run of the profiling pass.
-// `estimate_cudagraph_memory`: the server's estimate_cudagraph_memory (vLLM's
-// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, off by default).
+// `estimate_cudagraph_memory`: vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, whose default
+// depends on the release (models/vllm_version.h).
 KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
                                double gpu_memory_utilization, std::int32_t tp,
                                std::int32_t kv_dtype_bytes, std::int32_t block_size,

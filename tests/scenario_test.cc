@@ -259,6 +259,34 @@ TEST(Scenario, MigNeedsAGpuWithMigRoomForThePodsAndNoTensorParallelism) {
   EXPECT_NE(e.find("fleet.gpus.0.mig_slices: expected 0, 2, 4 or 7"), std::string::npos) << e;
 }
 
+TEST(Scenario, AVllmVersionThatIsNoReleaseIsRefusedWithItsLine) {
+  const std::string e =
+      error_of(with("    max_num_batched_tokens: 1024\n",
+                    "    max_num_batched_tokens: 1024\n    vllm_version: latest\n"));
+  EXPECT_NE(e.find("bad.yaml:9: fleet.server.vllm_version: expected a vLLM release such as 0.30.0"),
+            std::string::npos)
+      << e;
+}
+
+// The same pod under three releases. From v0.20 vLLM takes 0.92 of the A100's 79.25 GiB instead
+// of 0.9: 1.585 GiB, 405.8 blocks of 16 tokens x 256 KiB more. v0.20 also sets the CUDA graphs'
+// 0.75 GiB (192 blocks) aside first, which Model Runner V2 no longer does for a dense model.
+TEST(Scenario, TheReleaseSetsTheMemoryShareVllmTakesByDefault) {
+  const std::string a100 = with("  gpu: L40S\n  model: Qwen2.5-7B-Instruct\n",
+                                "  gpu: A100-80GB-PCIe\n  model: Qwen3-32B-FP8\n");
+  const auto blocks = [&a100](const std::string& version) {
+    return fleet_facts(parse_scenario(a100, "s.yaml", {"fleet.server.vllm_version=" + version}))
+        .kv_blocks_per_pod;
+  };
+  const std::int64_t before = blocks("0.19.1");
+  const std::int64_t latest = blocks("0.30.0");
+  EXPECT_GE(latest - before, 405);
+  EXPECT_LE(latest - before, 406);
+  EXPECT_GE(latest - blocks("0.20.0"), 192);
+  EXPECT_LE(latest - blocks("0.20.0"), 193);
+  EXPECT_EQ(blocks("0.25.1"), latest);
+}
+
 TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
   const std::string e =
       error_of(testing::small_scenario_yaml("round_robin"),

@@ -272,6 +272,7 @@ std::vector<PoolSpec> parse_pools(const YAML::Node& list, const YamlWhere& w, co
     p.gpu = catalog_name(n, "gpu", pw, f.gpu, true, here, f);
     p.model = catalog_name(n, "model", pw, f.model, true, here, f);
     p.server = server_spec().resolve(n["server"], pw.child("server"), f.server);
+    check_vllm_version(n, pw, p.server);
     check_gpu_share(n, pw, p.pods_per_gpu, p.gpu_sharing, p.server);
     p.cost_model = resolve_cost_model(n["cost_model"], pw.child("cost_model"), f.cost_model, p.gpu,
                                       p.model, p.server.get_int("tensor_parallel_size"), f.models);
@@ -355,6 +356,7 @@ FleetSpec parse_fleet(const YAML::Node& n, const YamlWhere& w) {
   f.gpu = catalog_name(n, "gpu", w, "", !pooled, "", f);
   f.model = catalog_name(n, "model", w, "", !pooled, "", f);
   f.server = server_spec().resolve(n["server"], w.child("server"));
+  check_vllm_version(n, w, f.server);
   f.cost_model =
       resolve_cost_model(n["cost_model"], w.child("cost_model"), cost_model_spec().defaults(),
                          f.gpu, f.model, f.server.get_int("tensor_parallel_size"), f.models);

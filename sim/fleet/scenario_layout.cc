@@ -8,6 +8,7 @@
 
 #include "models/gpu_catalog.h"
 #include "models/mig.h"
+#include "models/vllm_version.h"
 #include "sim/errors.h"
 #include "sim/yaml_checks.h"
 
@@ -18,13 +19,20 @@ namespace fleetsim {
 void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_per_gpu,
                      GpuSharing sharing, const Params& server) {
   if (sharing == GpuSharing::kMig) return;
-  const double util = server.get_double("gpu_memory_utilization");
+  const double util = gpu_memory_utilization_of(server);
   if (pods_per_gpu * util > 1.0 + 1e-9) {
     throw ScenarioError(fmt::format(
         "{}: {} pods per GPU x {:g} exceeds the GPU; expected at most {:.4g} (1 / pods_per_gpu)",
         w.child("server").child("gpu_memory_utilization").at(n), pods_per_gpu, util,
         1.0 / pods_per_gpu));
   }
+}
+
+void check_vllm_version(const YAML::Node& n, const YamlWhere& w, const Params& server) {
+  const YAML::Node s = n.IsMap() ? n["server"] : YAML::Node();
+  const YAML::Node v = s.IsDefined() && s.IsMap() ? s["vllm_version"] : YAML::Node();
+  parse_vllm_version(server.get_string("vllm_version"),
+                     w.child("server").child("vllm_version").at(v.IsDefined() ? v : n));
 }
 
 // The keys that say how pods sit on GPUs, fleet-wide or a pool's own (over the fleet's).

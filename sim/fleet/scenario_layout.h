@@ -23,6 +23,8 @@ GpuSharing sharing_of(const Params& layout);
 // Errors name the file, line and field of `n` (the fleet or the pool at `w`): co-located vLLMs'
 // memory fractions over the GPU; MPS without the roofline; an SM cap without MPS; MIG on a GPU
 // without it, past its instances, or with tensor parallelism.
+// server.vllm_version names a release (file, line and field on error).
+void check_vllm_version(const YAML::Node& n, const YamlWhere& w, const Params& server);
 void check_gpu_share(const YAML::Node& n, const YamlWhere& w, std::int32_t pods_per_gpu,
                      GpuSharing sharing, const Params& server);
 void check_gpu_sharing(const YAML::Node& n, const YamlWhere& w, const PoolSpec& pool,
