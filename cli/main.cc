@@ -172,6 +172,7 @@ struct CalibrateOptions {
   int kv_dtype_bytes = 2;
   double allreduce_bandwidth_gbs = 0;
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  double moe_gemm_factor = kDefaultMoeGemmFactor;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
   double elementwise_efficiency = kDefaultElementwiseEfficiency;
@@ -197,7 +198,8 @@ int cmd_calibrate(const CalibrateOptions& o) {
               o.unoverlapped_fraction,
               o.kernel_floor_us,
               o.elementwise_efficiency,
-              o.allreduce_path};
+              o.allreduce_path,
+              o.moe_gemm_factor};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
     double v = 0;
@@ -425,6 +427,11 @@ int main(int argc, char** argv) {
       ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "
                    "FP8 tensor cores, relative to BF16 GEMMs (the cost model's default)")
+      ->check(cli::number_in(0.01, 1.0));
+  calibrate_cmd
+      ->add_option("--moe-gemm-factor", cal.moe_gemm_factor,
+                   "held, not fitted: speed of a mixture of experts' fused grouped GEMMs relative "
+                   "to dense GEMMs (the cost model's default)")
       ->check(cli::number_in(0.01, 1.0));
   calibrate_cmd
       ->add_option("--unoverlapped-fraction", cal.unoverlapped_fraction,

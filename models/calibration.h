@@ -74,6 +74,9 @@ struct RooflineTarget {
   // How the measured server's GPUs reach each other (the cost model's allreduce_path): "p2p" or
   // "host" (no GPU peer to peer: NCCL through host memory). Held with the path's latency.
   std::string allreduce_path = "p2p";
+  // Speed of a mixture of experts' fused grouped GEMMs relative to dense GEMMs; held, as the
+  // dequantizing factor is.
+  double moe_gemm_factor = kDefaultMoeGemmFactor;
 };
 
 struct CalibrationOptions {

@@ -146,6 +146,7 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"allreduce_bandwidth_gbs", r.target.allreduce_bandwidth_gbs},
                    {"allreduce_path", r.target.allreduce_path},
                    {"dequant_gemm_factor", r.target.dequant_gemm_factor},
+                   {"moe_gemm_factor", r.target.moe_gemm_factor},
                    {"unoverlapped_fraction", r.target.unoverlapped_fraction},
                    {"kernel_floor_us", r.target.kernel_floor_us},
                    {"elementwise_efficiency", r.target.elementwise_efficiency}};

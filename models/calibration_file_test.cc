@@ -83,6 +83,10 @@ TEST(CalibrationFile, AFileFittedAgainstAnEarlierRooflineIsToldApart) {
   EXPECT_NE(roofline_changes_since(2, &find_model("Qwen3-8B")), "");
   EXPECT_NE(roofline_changes_since(2, &find_model("DeepSeek-V3")), "");
   EXPECT_NE(roofline_changes_since(1, &find_model("Llama-3.1-8B")), "");
+  // Revision 4 changed only what a mixture of experts pays.
+  EXPECT_EQ(roofline_changes_since(3, &find_model("Qwen3-8B")), "");
+  EXPECT_NE(roofline_changes_since(3, &find_model("gpt-oss-20b")).find("moe_gemm_factor"),
+            std::string::npos);
   EXPECT_NE(file_error("r0.yaml", before + fit + "  cost_model_revision: 0\n")
                 .find("r0.yaml:6: fit.cost_model_revision: expected an integer >= 1"),
             std::string::npos)

@@ -312,6 +312,10 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
     throw Error("the dequantizing-GEMM factor must be in [0.01, 1], got " +
                 fmt("%g", t.dequant_gemm_factor));
   }
+  if (!(t.moe_gemm_factor >= 0.01 && t.moe_gemm_factor <= 1.0)) {
+    throw Error("the fused-MoE GEMM factor must be in [0.01, 1], got " +
+                fmt("%g", t.moe_gemm_factor));
+  }
   if (!(t.unoverlapped_fraction >= 0 && t.unoverlapped_fraction <= 1.0)) {
     throw Error("the unoverlapped fraction must be in [0, 1], got " +
                 fmt("%g", t.unoverlapped_fraction));
@@ -335,6 +339,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   held.allreduce_latency_us = default_allreduce_latency_us(held.allreduce_path);
   held.allreduce_bandwidth_gbs = t.allreduce_bandwidth_gbs;
   held.dequant_gemm_factor = t.dequant_gemm_factor;
+  held.moe_gemm_factor = t.moe_gemm_factor;
   held.unoverlapped_fraction = t.unoverlapped_fraction;
   held.kernel_floor_us = t.kernel_floor_us;
   held.elementwise_efficiency = t.elementwise_efficiency;
@@ -483,6 +488,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (unit.dequantizes_weights()) {
     r.settings.emplace_back("dequant_gemm_factor", t.dequant_gemm_factor);
   }
+  if (unit.is_moe()) r.settings.emplace_back("moe_gemm_factor", t.moe_gemm_factor);
   r.settings.emplace_back("unoverlapped_fraction", t.unoverlapped_fraction);
   r.settings.emplace_back("kernel_floor_us", t.kernel_floor_us);
   r.settings.emplace_back("elementwise_efficiency", t.elementwise_efficiency);

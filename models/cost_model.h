@@ -81,6 +81,16 @@ inline constexpr double kDefaultElementwiseEfficiency = 0.48;
 // Measured for Marlin INT4 on an A100 (vllm-project/vllm#2497); the FP8 and FP4 Marlin variants
 // share its structure.
 inline constexpr double kDefaultDequantGemmFactor = 0.62;
+// A mixture of experts' expert GEMMs (vLLM's fused-MoE kernels: the step's rows sorted by
+// expert, each expert's few rows multiplied as a group) against dense GEMMs, once compute-bound.
+// vllm-project/vllm#44818 times the whole fused-MoE block of a 128-expert layer (Gemma 4: hidden
+// 2,816, experts 704 wide, 8 a token; tuned BF16 configs, an H200) at 728 us for 2,048 tokens and
+// 1,190 us for 4,096. Under this roofline (its 1.52 GB of experts at 0.90 of 4.8 TB/s, 0.62 of
+// the shorter time unoverlapped) that arithmetic runs at 0.39 and 0.41 of peak, 0.53 and 0.56 of
+// the dense 0.73. Wider experts do better (Mixtral's 7,168 on an H100, #24700: ~0.9 of dense);
+// today's mixtures (Qwen3, DeepSeek, GLM, gpt-oss) have narrow, fine-grained experts, and
+// tensor parallelism narrows them further, so we take the fine-grained figure.
+inline constexpr double kDefaultMoeGemmFactor = 0.55;
 // A tensor-parallel all-reduce's fixed cost, whatever its size: vLLM's custom all-reduce on an
 // H100 node takes 8.5 to 11.8 us for 512 B to 32 KB at TP 2, 4 and 8 (9.1, 8.5 and 9.2 us at
 // TP 4), measured without CUDA graphs (sgl-project/sglang#2904). Decode steps of a few dozen
@@ -93,7 +103,7 @@ inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 // 1: linear layers, attention, weights and KV, the kernel floor, all-reduces, step overhead.
 // 2: the element-wise kernels between the GEMMs; each profiled GPU's own bandwidth efficiency.
 // 3: Qwen3's per-head query and key norms and MLA's latent norms among the element-wise bytes.
-inline constexpr int kRooflineRevision = 3;
+inline constexpr int kRooflineRevision = 4;
 // What the roofline charges since `revision` that a file fitted then did not take off its steps,
 // for `llm` (nullptr: for any model); "" when nothing.
 std::string roofline_changes_since(int revision, const LlmSpec* llm = nullptr);
@@ -135,6 +145,7 @@ struct RooflineConstants {
   double step_overhead_ms = kDefaultStepOverheadMs;
   double allreduce_bandwidth_gbs = 0;  // <= 0: the path's (the catalog's link, or host memory's)
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
+  double moe_gemm_factor = kDefaultMoeGemmFactor;
   double allreduce_latency_us = kDefaultAllreduceLatencyUs;
   AllreducePath allreduce_path = AllreducePath::kP2p;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
@@ -185,9 +196,13 @@ class RooflineCostModel : public CostModel {
   // FP4) where the GPU has them, BF16 otherwise (INT4 W4A16 always, and FP8 on Ampere or FP4
   // before Blackwell, which vLLM's Marlin kernels dequantize to BF16 inside the GEMM).
   double linear_peak_tflops() const;
+  // The peak a mixture of experts' expert GEMMs run at: the linear one, but FP8 experts on FP8
+  // tensor cores gain only 1.15x over BF16 in vLLM's fused-MoE kernel.
+  double expert_peak_tflops() const;
   // True when the linear layers dequantize their weights inside the GEMM (quantized weights,
   // no tensor cores for their type), which then run at dequant_gemm_factor of a BF16 GEMM.
   bool dequantizes_weights() const;
+  bool is_moe() const { return llm_.is_moe(); }
   // Weight bytes a step of `tokens` tokens streams from DRAM, per GPU: everything but the
   // embedding table, and of an MoE model's experts only those its tokens were routed to.
   double weight_bytes_per_step(double tokens = 1) const;

@@ -254,8 +254,8 @@ TEST(RooflineCostModel, ExpertOnlyMxfp4KeepsAttentionInBf16) {
   EXPECT_NEAR(oss.weight_bytes_total(), 128 * expert_bytes + bf16_bytes, 1e3);
   EXPECT_NEAR(h100.weight_bytes_per_step(1),
               4 * expert_bytes + bf16_bytes - oss.embedding_params() * 2, 1e3);
-  // W4A16 by default everywhere (Blackwell included), at the dequantizing GEMMs' speed; the
-  // BF16 attention at the dense efficiency.
+  // W4A16 by default everywhere (Blackwell included), at the dequantizing GEMMs' speed and, being
+  // experts, at the fused-MoE factor of it; the BF16 attention at the dense efficiency.
   EXPECT_TRUE(h100.dequantizes_weights());
   EXPECT_TRUE(roofline("B200", "gpt-oss-120b").dequantizes_weights());
   const auto p = h100.breakdown(std::vector<BatchEntry>{{4096, 0}});
@@ -263,8 +263,8 @@ TEST(RooflineCostModel, ExpertOnlyMxfp4KeepsAttentionInBf16) {
   const double quantized =
       2.0 * oss.active_quantized_params() * 4096 + 2.0 * (20416 - 16384) * oss.expert_params() * 36;
   const double bf16 = p.flops - quantized;
-  EXPECT_NEAR(p.compute_ms, (quantized / (0.73 * 0.62 * 989.4e12) + bf16 / (0.73 * 989.4e12)) * 1e3,
-              1e-6);
+  EXPECT_NEAR(p.compute_ms,
+              (quantized / (0.73 * 0.62 * 0.55 * 989.4e12) + bf16 / (0.73 * 989.4e12)) * 1e3, 1e-6);
 }
 
 TEST(RooflineCostModel, ExpertRowsArePaddedToTheFusedMoeBlock) {
@@ -293,6 +293,37 @@ TEST(RooflineCostModel, ExpertRowsArePaddedToTheFusedMoeBlock) {
               2.0 * 4032 * oss.expert_params() * 36 +
                   2.0 * 64 * (64 + 64) * (18 * 4096 * 2048.0 + 18 * (128 * 64.0 + 3968 * 128)),
               1e3);
+}
+
+TEST(RooflineCostModel, ExpertGemmsRunAtTheFusedMoeFactorOfDense) {
+  // Qwen3-30B-A3B: 48 layers of 128 experts 768 wide, 8 a token. A 4,096-token prefill is
+  // compute-bound; its expert GEMMs (padding rows included) take 1 / moe_gemm_factor as long as
+  // dense GEMMs of the same FLOPs would, everything else is unchanged.
+  const LlmSpec& m = find_model("Qwen3-30B-A3B");
+  const RooflineCostModel dense_speed(find_gpu("H100-SXM"), m, 1, {.moe_gemm_factor = 1.0});
+  const RooflineCostModel fused = roofline("H100-SXM", "Qwen3-30B-A3B");
+  const std::vector<BatchEntry> prefill = {{4096, 0}};
+  const double expert_flops =
+      2.0 * dense_speed.moe_padded_rows(4096) * m.expert_params() * m.moe_layers();
+  const double expert_ms_at_dense = expert_flops / (0.73 * 989.4e12) * 1e3;
+  EXPECT_NEAR(fused.breakdown(prefill).compute_ms - dense_speed.breakdown(prefill).compute_ms,
+              expert_ms_at_dense * (1.0 / kDefaultMoeGemmFactor - 1.0), 1e-9);
+  EXPECT_DOUBLE_EQ(fused.breakdown(prefill).flops, dense_speed.breakdown(prefill).flops);
+  // A dense model is untouched by the factor.
+  const RooflineCostModel llama(find_gpu("H100-SXM"), find_model("Llama-3.1-8B"), 1,
+                                {.moe_gemm_factor = 0.1});
+  EXPECT_DOUBLE_EQ(llama.breakdown(prefill).compute_ms,
+                   roofline("H100-SXM", "Llama-3.1-8B").breakdown(prefill).compute_ms);
+}
+
+TEST(RooflineCostModel, Fp8ExpertsGainLittleOverBf16OnFp8TensorCores) {
+  // vLLM's fused-MoE kernel runs FP8 experts 1.15x as fast as BF16 ones, the rest of the model
+  // at the FP8 peak; on an A100 (Marlin W8A16) the linear peak is BF16's anyway.
+  const RooflineCostModel h100 = roofline("H100-SXM", "Qwen3-30B-A3B-FP8");
+  EXPECT_NEAR(h100.linear_peak_tflops(), 1978.9, 1e-9);
+  EXPECT_NEAR(h100.expert_peak_tflops(), 1.15 * 989.4, 1e-9);
+  EXPECT_NEAR(roofline("A100-80GB-SXM", "Qwen3-30B-A3B-FP8").expert_peak_tflops(), 312, 1e-9);
+  EXPECT_NEAR(roofline("H100-SXM", "Qwen3-30B-A3B").expert_peak_tflops(), 989.4, 1e-9);
 }
 
 TEST(RooflineCostModel, DequantFactorOnlyActsWithoutNativeTensorCores) {
