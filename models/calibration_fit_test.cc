@@ -116,6 +116,27 @@ TEST(Calibration, RooflineOnGpusWithoutPeerToPeerHoldsTheHostPath) {
   EXPECT_NE(error_of(steps, o).find("valid paths: p2p, host"), std::string::npos);
 }
 
+TEST(Calibration, RooflineOfAMixtureOfExpertsHoldsItsFusedGemmFactor) {
+  // The experts run at moe_gemm_factor of the dense speed: fitted under the factor the timings
+  // were made with, the efficiencies come back; the file carries the factor.
+  const RooflineCostModel moe(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 1,
+                              {.compute_efficiency = 0.7,
+                               .bandwidth_efficiency = 0.75,
+                               .step_overhead_ms = 1.5,
+                               .moe_gemm_factor = 0.4});
+  CalibrationOptions o = roofline_options();
+  o.target.gpu = "H100-SXM";
+  o.target.model = "Qwen3-30B-A3B";
+  o.target.moe_gemm_factor = 0.4;
+  const CalibrationResult r = calibrate(synthetic_steps(moe, 150, 0.0, 18), o);
+  EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
+  EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
+  EXPECT_NE(calibration_yaml(r).find("  moe_gemm_factor: 0.4\n"), std::string::npos);
+  o.target.moe_gemm_factor = 0;
+  EXPECT_NE(error_of(synthetic_steps(moe, 10, 0.0, 18), o).find("fused-MoE GEMM factor"),
+            std::string::npos);
+}
+
 TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {
   // FP8 weights on an A100 (no FP8 tensor cores): the linear layers run at factor x efficiency.
   const RooflineCostModel fp8(find_gpu("A100-80GB-PCIe"), find_model("Qwen3-32B-FP8"), 1,
