@@ -152,7 +152,8 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     : gpu_(std::move(gpu)), llm_(std::move(llm)), tp_(tp), k_(k), kv_bytes_per_token_layer_(0) {
   if (tp_ < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
   k_.bandwidth_efficiency = bandwidth_efficiency_for(gpu_, k_.bandwidth_efficiency);
-  if (k_.compute_efficiency <= 0 || k_.bandwidth_efficiency <= 0 || k_.dequant_gemm_factor <= 0) {
+  if (k_.compute_efficiency <= 0 || k_.bandwidth_efficiency <= 0 || k_.dequant_gemm_factor <= 0 ||
+      k_.moe_gemm_factor <= 0) {
     throw ScenarioError("cost model efficiencies must be > 0");
   }
   if (k_.unoverlapped_fraction < 0 || k_.unoverlapped_fraction > 1 || k_.kernel_floor_us < 0) {

@@ -309,6 +309,8 @@ TEST(RooflineCostModel, ExpertGemmsRunAtTheFusedMoeFactorOfDense) {
   EXPECT_NEAR(fused.breakdown(prefill).compute_ms - dense_speed.breakdown(prefill).compute_ms,
               expert_ms_at_dense * (1.0 / kDefaultMoeGemmFactor - 1.0), 1e-9);
   EXPECT_DOUBLE_EQ(fused.breakdown(prefill).flops, dense_speed.breakdown(prefill).flops);
+  EXPECT_THROW(RooflineCostModel(find_gpu("H100-SXM"), m, 1, {.moe_gemm_factor = 0.0}),
+               ScenarioError);
   // A dense model is untouched by the factor.
   const RooflineCostModel llama(find_gpu("H100-SXM"), find_model("Llama-3.1-8B"), 1,
                                 {.moe_gemm_factor = 0.1});
