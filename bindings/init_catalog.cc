@@ -49,6 +49,7 @@ void init_catalog(py::module_& m) {
           d["host_link_gbs"] = g.host_link_gbs;
           d["compute_capability"] = g.compute_capability;
           d["mig_slices"] = g.mig_slices;
+          d["nvlink_gpus"] = g.nvlink_gpus;
           d["bandwidth_efficiency"] = bandwidth_efficiency_for(g);
           d["source"] = g.source;
           out.append(std::move(d));
@@ -58,7 +59,8 @@ void init_catalog(py::module_& m) {
       "The GPU catalog (`fleet.gpu` values) as a list of dicts: name, memory_gib, "
       "memory_bandwidth_gbs, bf16_tflops, fp8_tflops (0 = no FP8 tensor cores), int8_tops, "
       "fp4_tflops (0 = no FP4 tensor cores), interconnect_gbs, host_link_gbs, compute_capability "
-      "(0 = unknown), mig_slices (0 = no MIG), bandwidth_efficiency (the fraction of the peak "
+      "(0 = unknown), mig_slices (0 = no MIG), nvlink_gpus (how many NVLink connects all to "
+      "all; 0 = PCIe only), bandwidth_efficiency (the fraction of the peak "
       "bandwidth the cost model streams weights at: the part's measured one, else 0.82), source. "
       "`pandas.DataFrame(fleetsim.gpus())` makes a table.");
   m.def(

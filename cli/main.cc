@@ -173,6 +173,7 @@ struct CalibrateOptions {
   double allreduce_bandwidth_gbs = 0;
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double moe_gemm_factor = kDefaultMoeGemmFactor;
+  double moe_routing_us = kDefaultMoeRoutingUs;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
   double elementwise_efficiency = kDefaultElementwiseEfficiency;
@@ -199,7 +200,8 @@ int cmd_calibrate(const CalibrateOptions& o) {
               o.kernel_floor_us,
               o.elementwise_efficiency,
               o.allreduce_path,
-              o.moe_gemm_factor};
+              o.moe_gemm_factor,
+              o.moe_routing_us};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
     double v = 0;
@@ -254,6 +256,7 @@ int cmd_list(const std::string& what) {
                 << " FP8 TFLOP/s " << std::setw(7) << g.fp4_tflops << " FP4 TFLOP/s  sm_"
                 << std::lround(g.compute_capability * 10)
                 << (g.mig_slices > 0 ? "  MIG " + std::to_string(g.mig_slices) + " slices" : "")
+                << (g.nvlink_gpus > 0 ? "  NVLink x" + std::to_string(g.nvlink_gpus) : "  PCIe")
                 << (g.bandwidth_efficiency > 0
                         ? "  weights stream at " + fmt::format("{:.2f}", g.bandwidth_efficiency) +
                               " of peak"
@@ -433,6 +436,11 @@ int main(int argc, char** argv) {
                    "held, not fitted: speed of a mixture of experts' fused grouped GEMMs relative "
                    "to dense GEMMs (the cost model's default)")
       ->check(cli::number_in(0.01, 1.0));
+  calibrate_cmd
+      ->add_option("--moe-routing-us", cal.moe_routing_us,
+                   "held, not fitted: fixed time of a mixture-of-experts layer's routing kernels, "
+                   "us (the cost model's default)")
+      ->check(cli::number_in(0.0, 10000.0));
   calibrate_cmd
       ->add_option("--unoverlapped-fraction", cal.unoverlapped_fraction,
                    "held, not fitted: fraction of min(compute, memory) a step does not overlap "

@@ -77,6 +77,8 @@ struct RooflineTarget {
   // Speed of a mixture of experts' fused grouped GEMMs relative to dense GEMMs; held, as the
   // dequantizing factor is.
   double moe_gemm_factor = kDefaultMoeGemmFactor;
+  // A mixture-of-experts layer's routing kernels' fixed time, us; held, as the kernel floor is.
+  double moe_routing_us = kDefaultMoeRoutingUs;
 };
 
 struct CalibrationOptions {

@@ -149,7 +149,8 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"moe_gemm_factor", r.target.moe_gemm_factor},
                    {"unoverlapped_fraction", r.target.unoverlapped_fraction},
                    {"kernel_floor_us", r.target.kernel_floor_us},
-                   {"elementwise_efficiency", r.target.elementwise_efficiency}};
+                   {"elementwise_efficiency", r.target.elementwise_efficiency},
+                   {"moe_routing_us", r.target.moe_routing_us}};
   }
   nlohmann::json cost_model = {{"type", r.form}};
   nlohmann::json params = nlohmann::json::object();

@@ -323,6 +323,10 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (!(t.kernel_floor_us >= 0 && t.kernel_floor_us <= 1000)) {
     throw Error("the kernel floor must be in [0, 1000] us, got " + fmt("%g", t.kernel_floor_us));
   }
+  if (!(t.moe_routing_us >= 0 && t.moe_routing_us <= 10000)) {
+    throw Error("the MoE routing time must be in [0, 10000] us, got " +
+                fmt("%g", t.moe_routing_us));
+  }
   if (!(t.elementwise_efficiency >= 0.01 && t.elementwise_efficiency <= 1.0)) {
     throw Error("the element-wise efficiency must be in [0.01, 1], got " +
                 fmt("%g", t.elementwise_efficiency));
@@ -336,12 +340,12 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   // the unknowns; `shape` gives the floor and the fraction the fit holds.
   RooflineConstants held;
   held.allreduce_path = allreduce_path_named(t.allreduce_path);
-  held.allreduce_latency_us = default_allreduce_latency_us(held.allreduce_path);
   held.allreduce_bandwidth_gbs = t.allreduce_bandwidth_gbs;
   held.dequant_gemm_factor = t.dequant_gemm_factor;
   held.moe_gemm_factor = t.moe_gemm_factor;
   held.unoverlapped_fraction = t.unoverlapped_fraction;
   held.kernel_floor_us = t.kernel_floor_us;
+  held.moe_routing_us = t.moe_routing_us;
   held.elementwise_efficiency = t.elementwise_efficiency;
   RooflineConstants unit_constants = held;
   unit_constants.compute_efficiency = 1.0;
@@ -349,6 +353,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   unit_constants.step_overhead_ms = 0.0;
   unit_constants.unoverlapped_fraction = 0.0;
   unit_constants.kernel_floor_us = 0.0;
+  unit_constants.moe_routing_us = 0.0;
   const RooflineCostModel unit(gpu, llm, t.tp, unit_constants, t.kv_dtype_bytes);
   const RooflineCostModel shape(gpu, llm, t.tp, held, t.kv_dtype_bytes);
   const double floor_ms = shape.kernel_floor_ms();
@@ -491,6 +496,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   if (unit.is_moe()) r.settings.emplace_back("moe_gemm_factor", t.moe_gemm_factor);
   r.settings.emplace_back("unoverlapped_fraction", t.unoverlapped_fraction);
   r.settings.emplace_back("kernel_floor_us", t.kernel_floor_us);
+  if (unit.is_moe()) r.settings.emplace_back("moe_routing_us", t.moe_routing_us);
   r.settings.emplace_back("elementwise_efficiency", t.elementwise_efficiency);
   RooflineConstants fitted = held;
   fitted.compute_efficiency = eta_c;

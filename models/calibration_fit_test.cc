@@ -116,25 +116,58 @@ TEST(Calibration, RooflineOnGpusWithoutPeerToPeerHoldsTheHostPath) {
   EXPECT_NE(error_of(steps, o).find("valid paths: p2p, host"), std::string::npos);
 }
 
-TEST(Calibration, RooflineOfAMixtureOfExpertsHoldsItsFusedGemmFactor) {
-  // The experts run at moe_gemm_factor of the dense speed: fitted under the factor the timings
-  // were made with, the efficiencies come back; the file carries the factor.
-  const RooflineCostModel moe(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 1,
-                              {.compute_efficiency = 0.7,
-                               .bandwidth_efficiency = 0.75,
-                               .step_overhead_ms = 1.5,
-                               .moe_gemm_factor = 0.4});
+// Qwen3-30B-A3B on an H100 at efficiencies 0.7 and 0.75 and 1.5 ms a step, `k`'s other
+// constants; and the options that fit it.
+RooflineCostModel qwen3_moe_server(RooflineConstants k) {
+  k.compute_efficiency = 0.7;
+  k.bandwidth_efficiency = 0.75;
+  k.step_overhead_ms = 1.5;
+  return RooflineCostModel(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 1, k);
+}
+
+CalibrationOptions qwen3_moe_options() {
   CalibrationOptions o = roofline_options();
   o.target.gpu = "H100-SXM";
   o.target.model = "Qwen3-30B-A3B";
+  return o;
+}
+
+TEST(Calibration, RooflineOfAMixtureOfExpertsHoldsItsFusedGemmFactor) {
+  // The experts run at moe_gemm_factor of the dense speed: fitted under the factor the timings
+  // were made with, the efficiencies come back; the file carries the factor.
+  const RooflineCostModel moe = qwen3_moe_server({.moe_gemm_factor = 0.4});
+  CalibrationOptions o = qwen3_moe_options();
   o.target.moe_gemm_factor = 0.4;
   const CalibrationResult r = calibrate(synthetic_steps(moe, 150, 0.0, 18), o);
   EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
   EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
   EXPECT_NE(calibration_yaml(r).find("  moe_gemm_factor: 0.4\n"), std::string::npos);
+  EXPECT_NE(calibration_yaml(r).find("  moe_routing_us: 20\n"), std::string::npos);
   o.target.moe_gemm_factor = 0;
   EXPECT_NE(error_of(synthetic_steps(moe, 10, 0.0, 18), o).find("fused-MoE GEMM factor"),
             std::string::npos);
+}
+
+TEST(Calibration, RooflineOfAMixtureOfExpertsHoldsItsRoutingTime) {
+  // Timings of a server whose routing kernels take 35 us a layer: held at 35, the fit gives the
+  // efficiencies and the overhead back; held at the default, the 15 us a layer too few land in
+  // the constants.
+  const std::vector<StepSample> steps =
+      synthetic_steps(qwen3_moe_server({.moe_routing_us = 35.0}), 150, 0.0, 19);
+  CalibrationOptions o = qwen3_moe_options();
+  o.target.moe_routing_us = 35.0;
+  const CalibrationResult r = calibrate(steps, o);
+  EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
+  EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
+  EXPECT_NEAR(r.param("step_overhead_ms"), 1.5, 1e-6);
+  EXPECT_NE(calibration_yaml(r).find("  moe_routing_us: 35\n"), std::string::npos);
+  o.target.moe_routing_us = kDefaultMoeRoutingUs;
+  const CalibrationResult held_wrong = calibrate(steps, o);
+  EXPECT_GT(std::abs(held_wrong.param("step_overhead_ms") - 1.5) +
+                std::abs(held_wrong.param("bandwidth_efficiency") - 0.75),
+            0.05);
+  o.target.moe_routing_us = -1;
+  EXPECT_NE(error_of(steps, o).find("MoE routing time"), std::string::npos);
 }
 
 TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {

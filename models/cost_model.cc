@@ -92,8 +92,14 @@ double bandwidth_efficiency_for(const GpuSpec& gpu, double requested) {
   return gpu.bandwidth_efficiency > 0 ? gpu.bandwidth_efficiency : kDefaultBandwidthEfficiency;
 }
 
-double default_allreduce_latency_us(AllreducePath path) {
-  return path == AllreducePath::kHost ? kHostAllreduceLatencyUs : kDefaultAllreduceLatencyUs;
+bool allreduces_through_nccl_over_pcie(const GpuSpec& gpu, std::int32_t tp, AllreducePath path) {
+  return path == AllreducePath::kP2p && tp > 2 && tp > gpu.nvlink_gpus;
+}
+
+double default_allreduce_latency_us(AllreducePath path, const GpuSpec& gpu, std::int32_t tp) {
+  if (path == AllreducePath::kHost) return kHostAllreduceLatencyUs;
+  return allreduces_through_nccl_over_pcie(gpu, tp, path) ? kNcclPcieLatencyUs
+                                                          : kDefaultAllreduceLatencyUs;
 }
 
 namespace {
@@ -144,6 +150,11 @@ std::string roofline_changes_since(int revision, const LlmSpec* llm) {
            "a mixture of experts' expert GEMMs at moe_gemm_factor of the dense speed (FP8 "
            "experts at 1.15x the BF16 rate)";
   }
+  if (revision < 5 && (llm == nullptr || llm->is_moe())) {
+    out += std::string(out.empty() ? "" : "; ") +
+           "an MoE layer's fixed kernel time: its router's and shared expert's GEMMs at the "
+           "kernel floor, and the fused-MoE block's routing kernels at moe_routing_us";
+  }
   return out;
 }
 
@@ -156,16 +167,25 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
       k_.moe_gemm_factor <= 0) {
     throw ScenarioError("cost model efficiencies must be > 0");
   }
-  if (k_.unoverlapped_fraction < 0 || k_.unoverlapped_fraction > 1 || k_.kernel_floor_us < 0) {
+  if (k_.unoverlapped_fraction < 0 || k_.unoverlapped_fraction > 1 || k_.kernel_floor_us < 0 ||
+      k_.moe_routing_us < 0) {
     throw ScenarioError(
-        "cost model: unoverlapped_fraction must be in [0, 1] and kernel_floor_us >= 0");
+        "cost model: unoverlapped_fraction must be in [0, 1], kernel_floor_us and moe_routing_us "
+        ">= 0");
   }
   if (!(k_.elementwise_efficiency > 0 && k_.elementwise_efficiency <= 1)) {
     throw ScenarioError("cost model: elementwise_efficiency must be in (0, 1]");
   }
+  const bool nccl_over_pcie = allreduces_through_nccl_over_pcie(gpu_, tp_, k_.allreduce_path);
   if (k_.allreduce_bandwidth_gbs <= 0) {
     k_.allreduce_bandwidth_gbs =
-        k_.allreduce_path == AllreducePath::kHost ? kHostAllreduceBusGbs : gpu_.interconnect_gbs;
+        k_.allreduce_path == AllreducePath::kHost
+            ? kHostAllreduceBusGbs
+            : (nccl_over_pcie ? std::min(kNcclPcieBusGbs, gpu_.interconnect_gbs)
+                              : gpu_.interconnect_gbs);
+  }
+  if (k_.allreduce_latency_us <= 0) {
+    k_.allreduce_latency_us = default_allreduce_latency_us(k_.allreduce_path, gpu_, tp_);
   }
   if (tp_ > 1 && k_.allreduce_bandwidth_gbs <= 0) {
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
@@ -376,8 +396,16 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
   return b;
 }
 
+double extra_linear_kernels_per_moe_layer(const LlmSpec& llm) {
+  if (!llm.is_moe()) return 0.0;
+  return 1.0 + (llm.shared_expert_intermediate_size > 0 ? 2.0 : 0.0);
+}
+
 double RooflineCostModel::kernel_floor_ms() const {
-  return kLinearKernelsPerLayer * llm_.layers * k_.kernel_floor_us * 1e-3;
+  const double moe_layers = llm_.moe_layers();
+  const double linear_kernels =
+      kLinearKernelsPerLayer * llm_.layers + extra_linear_kernels_per_moe_layer(llm_) * moe_layers;
+  return (linear_kernels * k_.kernel_floor_us + moe_layers * k_.moe_routing_us) * 1e-3;
 }
 
 double RooflineCostModel::unoverlapped_fraction() const {
@@ -421,11 +449,12 @@ std::string RooflineCostModel::describe() const {
          fmt("%.0f", gpu_.memory_bandwidth_gbs) + " GB/s x " +
          fmt("%.2f", k_.bandwidth_efficiency) + ", weights " +
          fmt("%.2f", weight_bytes_per_step() / 1e9) + " GB/step" +
-         (llm_.is_moe() ? " at one token (" + std::to_string(llm_.experts_per_token) + " of " +
-                              std::to_string(llm_.num_experts) + " experts), expert GEMMs x " +
-                              fmt("%.2f", k_.moe_gemm_factor) + " at " +
-                              fmt("%.1f", expert_peak_tflops()) + " TFLOP/s"
-                        : "") +
+         (llm_.is_moe()
+              ? " at one token (" + std::to_string(llm_.experts_per_token) + " of " +
+                    std::to_string(llm_.num_experts) + " experts), expert GEMMs x " +
+                    fmt("%.2f", k_.moe_gemm_factor) + " at " + fmt("%.1f", expert_peak_tflops()) +
+                    " TFLOP/s, routing " + fmt("%.1f", k_.moe_routing_us) + " us a layer"
+              : "") +
          ", KV " + std::to_string(kv_bytes_per_token_layer_ * llm_.layers) + " B/token" +
          (llm_.sliding_window > 0 ? " (" + std::to_string(llm_.sliding_layers) + " layers within " +
                                         std::to_string(llm_.sliding_window) + " tokens)"
@@ -437,7 +466,11 @@ std::string RooflineCostModel::describe() const {
          fmt("%.2f", k_.elementwise_efficiency) +
          (tp_ > 1 ? ", all-reduce " + fmt("%.0f", k_.allreduce_bandwidth_gbs) + " GB/s after " +
                         fmt("%.1f", k_.allreduce_latency_us) + " us" +
-                        (k_.allreduce_path == AllreducePath::kHost ? " through host memory" : "")
+                        (k_.allreduce_path == AllreducePath::kHost
+                             ? " through host memory"
+                             : (allreduces_through_nccl_over_pcie(gpu_, tp_, k_.allreduce_path)
+                                    ? " (NCCL over PCIe)"
+                                    : ""))
                   : "");
 }
 
@@ -516,10 +549,17 @@ const ParamSpec& cost_model_spec() {
               "weight loads by design",
               0.0, 1.0)
         .real("kernel_floor_us", kDefaultKernelFloorUs,
-              "roofline: fixed time of each linear-layer kernel (4 a layer) beyond streaming its "
-              "weights, us (Vidur A100/H100 profiles, 1-8-token steps at TP 1-8: 4.2 us beside "
-              "0.82 of peak bandwidth)",
+              "roofline: fixed time of each linear-layer kernel (4 a layer; an MoE layer adds its "
+              "router's and its shared expert's) beyond streaming its weights, us (Vidur "
+              "A100/H100 profiles, 1-8-token steps at TP 1-8: 4.2 us beside 0.82 of peak "
+              "bandwidth)",
               0.0, 1e3)
+        .real("moe_routing_us", kDefaultMoeRoutingUs,
+              "roofline: fixed time a mixture-of-experts layer spends in the fused-MoE block's "
+              "kernels besides its two GEMMs (top-k, sorting tokens by expert, activation, "
+              "weighted sum), us (vLLM's benchmark_moe.py at one token: 18.8-19.5 us on "
+              "H100/H200, vllm-project/vllm#24700, sgl-project/sglang#11730)",
+              0.0, 1e4)
         .real("elementwise_efficiency", kDefaultElementwiseEfficiency,
               "roofline: fraction of the peak DRAM bandwidth the element-wise kernels between "
               "the GEMMs (residual-add RMSNorms, rotary embedding, SiLU-and-mul) reach as they "
@@ -544,19 +584,23 @@ const ParamSpec& cost_model_spec() {
               0.01, 1.0)
         .text("allreduce_path", "p2p",
               "roofline: how a tensor-parallel pod's GPUs exchange activations: p2p (NVLink, or "
-              "PCIe peer to peer: the GPU catalog's link, vLLM's custom all-reduce) or host (no "
-              "peer to peer, as vLLM logs 'Custom allreduce is disabled because your platform "
-              "lacks GPU P2P capability': NCCL through host memory, 6 GB/s after 12 us, "
-              "NVIDIA/nccl#406 and nccl-tests over SHM)",
+              "PCIe peer to peer: the GPU catalog's link and vLLM's custom all-reduce, which "
+              "vLLM runs over PCIe for two GPUs only; more PCIe GPUs go through NCCL's ring, 20 "
+              "GB/s after 25 us, voipmonitor/rtx6kpro's eight RTX PRO 6000s) or host (no peer to "
+              "peer, as vLLM logs 'Custom allreduce is disabled because your platform lacks GPU "
+              "P2P capability': NCCL through host memory, 6 GB/s after 12 us, NVIDIA/nccl#406 "
+              "and nccl-tests over SHM)",
               allreduce_path_names())
         .real("allreduce_bandwidth_gbs", 0.0,
               "roofline: per-direction bus bandwidth of tensor-parallel all-reduces, GB/s; 0 = "
-              "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe; host: 6)",
+              "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe, and at most 20 "
+              "through NCCL over more than two PCIe GPUs; host: 6)",
               0.0)
         .real("allreduce_latency_us", 0.0,
               "roofline: fixed cost of each tensor-parallel all-reduce (two a layer), us; 0 = the "
               "path's (p2p: 9, vLLM's custom all-reduce on H100 takes 8.5-11.8 us for 512 B-32 KB, "
-              "sgl-project/sglang#2904; host: 12, NCCL over SHM for 8 B-8 KB)",
+              "sgl-project/sglang#2904, and 25 through NCCL over more than two PCIe GPUs; host: "
+              "12, NCCL over SHM for 8 B-8 KB)",
               0.0, 1e6)
         .real("prefill_a_ms", 7.68, "fitted: prefill intercept, ms per step with a prefill")
         .real("prefill_b_ms_per_token", 0.06691, "fitted: prefill ms per new token")
@@ -584,13 +628,11 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     k.dequant_gemm_factor = params.get_double("dequant_gemm_factor");
     k.moe_gemm_factor = params.get_double("moe_gemm_factor");
     k.allreduce_path = allreduce_path_named(params.get_string("allreduce_path"));
-    k.allreduce_latency_us = params.get_double("allreduce_latency_us");
-    if (k.allreduce_latency_us <= 0) {
-      k.allreduce_latency_us = default_allreduce_latency_us(k.allreduce_path);
-    }
+    k.allreduce_latency_us = params.get_double("allreduce_latency_us");  // <= 0: the path's
     k.unoverlapped_fraction = params.get_double("unoverlapped_fraction");
     k.kernel_floor_us = params.get_double("kernel_floor_us");
     k.elementwise_efficiency = params.get_double("elementwise_efficiency");
+    k.moe_routing_us = params.get_double("moe_routing_us");
     return std::make_unique<RooflineCostModel>(gpu, llm, tp, k, kv_dtype_bytes);
   }
   if (type == "fitted") {

@@ -91,6 +91,15 @@ inline constexpr double kDefaultDequantGemmFactor = 0.62;
 // today's mixtures (Qwen3, DeepSeek, GLM, gpt-oss) have narrow, fine-grained experts, and
 // tensor parallelism narrows them further, so we take the fine-grained figure.
 inline constexpr double kDefaultMoeGemmFactor = 0.55;
+// The fused-MoE block's kernels besides its two grouped GEMMs (top-k routing, sorting the step's
+// token-expert pairs by expert, SiLU-and-mul, the weighted top-k sum): their fixed time a layer.
+// vLLM's benchmark_moe.py times the whole block inside CUDA graphs; at one token, what it takes
+// beyond the touched experts' bytes (at the GPU's bandwidth efficiency) and two kernel floors is
+// 18.8 us (Mixtral at TP 2, BF16, H100: 144.0 us, vllm-project/vllm#24700), 19.5 us (Qwen3-30B-A3B
+// FP8, H100: 40.4 us, #24700), 18.9 us (Qwen3-235B-A22B at TP 8, FP8, H200: 31.7 us,
+// sgl-project/sglang#11730) and 38.6 us (Qwen3-30B-A3B BF16, A100 PCIe 40GB: 109.2 us,
+// vllm-project/vllm#19049). We take 20 us, the three that agree.
+inline constexpr double kDefaultMoeRoutingUs = 20.0;
 // A tensor-parallel all-reduce's fixed cost, whatever its size: vLLM's custom all-reduce on an
 // H100 node takes 8.5 to 11.8 us for 512 B to 32 KB at TP 2, 4 and 8 (9.1, 8.5 and 9.2 us at
 // TP 4), measured without CUDA graphs (sgl-project/sglang#2904). Decode steps of a few dozen
@@ -104,7 +113,9 @@ inline constexpr double kDefaultAllreduceLatencyUs = 9.0;
 // 2: the element-wise kernels between the GEMMs; each profiled GPU's own bandwidth efficiency.
 // 3: Qwen3's per-head query and key norms and MLA's latent norms among the element-wise bytes.
 // 4: a mixture of experts' expert GEMMs at moe_gemm_factor of dense; FP8 experts at 1.15x BF16.
-inline constexpr int kRooflineRevision = 4;
+// 5: an MoE layer's fixed kernel time: its router's and shared expert's GEMMs among the linear
+//    kernels, and the fused-MoE block's routing kernels (moe_routing_us).
+inline constexpr int kRooflineRevision = 5;
 // What the roofline charges since `revision` that a file fitted then did not take off its steps,
 // for `llm` (nullptr: for any model); "" when nothing.
 std::string roofline_changes_since(int revision, const LlmSpec* llm = nullptr);
@@ -127,12 +138,32 @@ inline constexpr double kHostAllreduceBusGbs = 6.0;
 // nccl-tests all_reduce_perf over SHM between two PCIe GPUs without P2P: 12.1 to 13.1 us for 8 B
 // to 8 KB (Anthony-Hoo.github.io, posts/AutoDL_Multi-GPU_Interconnection_Test.md).
 inline constexpr double kHostAllreduceLatencyUs = 12.0;
+// vLLM runs its custom all-reduce where the GPUs reach each other over NVLink, and over PCIe
+// only between two ("Custom allreduce is disabled because it's not supported on more than two
+// PCIe-only GPUs", vllm/distributed/device_communicators/custom_all_reduce.py), so a pod of more
+// than two PCIe GPUs all-reduces through NCCL's ring. Its small-message floor on eight RTX PRO
+// 6000s: 18.0 us at 1-8 KB on two EPYC 9124s with P2P forced, 24.1-24.6 us up to 64 KB behind
+// PCIe switches on one CPU, 28.6 us at 256 B on two EPYC 9575Fs at NCCL's defaults
+// (voipmonitor/rtx6kpro, hardware/epyc9124-direct-attach.md, pcie-bandwidth.md,
+// asus-esc8000a-e13p-broadcom-switches.md). We take 25 us.
+inline constexpr double kNcclPcieLatencyUs = 25.0;
+// Its bus bandwidth at NCCL's defaults over eight PCIe GPUs: 19.7 GB/s at 32 MB on two EPYC 9575Fs
+// behind switches, 22.2 GB/s at 32 MB on two EPYC Turins (the same repository), 28 GB/s at 1 GB
+// and more on eight RTX 5090s and two Xeon 8480+ (NVIDIA/nccl#1639, where NCCL's maintainer notes
+// that on PCIe hosts "the performance you get is usually determined by the bandwidth your CPU and
+// memory can deliver"). We take 20 GB/s, or the GPU's own link where that is slower.
+inline constexpr double kNcclPcieBusGbs = 20.0;
+// Whether a pod of `tp` GPUs of this kind all-reduces through NCCL over PCIe (above): more than
+// two GPUs, and more than NVLink connects all to all (GpuSpec::nvlink_gpus), on a platform that
+// allows P2P.
+bool allreduces_through_nccl_over_pcie(const GpuSpec& gpu, std::int32_t tp, AllreducePath path);
 // The names a cost model's allreduce_path takes ("p2p", "host"), in the enum's order.
 const std::vector<std::string>& allreduce_path_names();
 // The path `name` names; throws Error listing the valid names.
 AllreducePath allreduce_path_named(const std::string& name);
-// A path's all-reduce latency when none is given: vLLM's custom all-reduce, or NCCL over SHM.
-double default_allreduce_latency_us(AllreducePath path);
+// A path's all-reduce latency when none is given, for `tp` GPUs of this kind: vLLM's custom
+// all-reduce, NCCL over PCIe past two PCIe GPUs, or NCCL over SHM.
+double default_allreduce_latency_us(AllreducePath path, const GpuSpec& gpu, std::int32_t tp);
 
 // The bandwidth efficiency a step on `gpu` streams at: `requested` when positive (a scenario's
 // or calibration's value), else the GPU's measured one, else the pooled default.
@@ -147,16 +178,20 @@ struct RooflineConstants {
   double allreduce_bandwidth_gbs = 0;  // <= 0: the path's (the catalog's link, or host memory's)
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double moe_gemm_factor = kDefaultMoeGemmFactor;
-  double allreduce_latency_us = kDefaultAllreduceLatencyUs;
+  double allreduce_latency_us = 0;  // <= 0: the path's (default_allreduce_latency_us)
   AllreducePath allreduce_path = AllreducePath::kP2p;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
   double elementwise_efficiency = kDefaultElementwiseEfficiency;
+  double moe_routing_us = kDefaultMoeRoutingUs;
 };
 
 // Linear-layer kernels a layer launches: QKV, output projection, gate/up, down (an MoE layer's
 // two grouped expert GEMMs take the MLP's two places).
 inline constexpr double kLinearKernelsPerLayer = 4.0;
+// Linear kernels an MoE layer launches besides those: its router's GEMM, and its shared expert's
+// gate/up and down where it has one.
+double extra_linear_kernels_per_moe_layer(const LlmSpec& llm);
 
 class RooflineCostModel : public CostModel {
  public:
@@ -169,7 +204,7 @@ class RooflineCostModel : public CostModel {
     double bytes = 0;            // per GPU, DRAM traffic
     double compute_ms = 0;       // FLOPs at the effective peak(s)
     double memory_ms = 0;        // bytes at the effective bandwidth, plus the kernels' floor
-    double kernel_floor_ms = 0;  // of memory_ms: the linear kernels' fixed time
+    double kernel_floor_ms = 0;  // of memory_ms: the kernels' fixed time (linear, MoE routing)
     double allreduce_ms = 0;     // tensor-parallel all-reduces (0 at tp = 1)
     double overhead_ms = 0;      // fixed per-step cost
     double elementwise_ms = 0;   // activations through the norms, rotary, SiLU-and-mul
@@ -177,7 +212,8 @@ class RooflineCostModel : public CostModel {
     double total_ms = 0;         // gpu_ms + all-reduce + overhead
   };
   Breakdown breakdown(std::span<const BatchEntry> batch) const;
-  // The linear kernels' fixed time of one step, ms (part of every step's memory_ms).
+  // The kernels' fixed time of one step, ms (part of every step's memory_ms): each linear
+  // kernel's floor, and each MoE layer's routing kernels.
   double kernel_floor_ms() const;
   // DRAM bytes per token, per GPU, that the element-wise kernels of every layer move.
   double elementwise_bytes_per_token() const { return elementwise_bytes_per_token_; }

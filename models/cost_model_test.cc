@@ -318,6 +318,61 @@ TEST(RooflineCostModel, ExpertGemmsRunAtTheFusedMoeFactorOfDense) {
                    roofline("H100-SXM", "Llama-3.1-8B").breakdown(prefill).compute_ms);
 }
 
+TEST(RooflineCostModel, AnMoeLayerAddsItsRouterSharedExpertAndRoutingKernelsToTheFloor) {
+  // Besides QKV, the output projection and the two expert GEMMs, an MoE layer launches its
+  // router's GEMM, its shared expert's two where it has one, and the fused-MoE block's routing
+  // kernels. DeepSeek-V3: 61 layers, the first 3 dense, 58 with a shared expert.
+  const LlmSpec& ds = find_model("DeepSeek-V3");
+  ASSERT_EQ(ds.moe_layers(), 58);
+  ASSERT_GT(ds.shared_expert_intermediate_size, 0);
+  EXPECT_NEAR(roofline("H200", "DeepSeek-V3", 8).kernel_floor_ms(),
+              ((4 * 61 + 3 * 58) * 4.2 + 58 * 20.0) * 1e-3, 1e-12);
+  // Qwen3-30B-A3B: 48 MoE layers and no shared expert.
+  EXPECT_NEAR(roofline("H100-SXM", "Qwen3-30B-A3B").kernel_floor_ms(),
+              ((4 * 48 + 48) * 4.2 + 48 * 20.0) * 1e-3, 1e-12);
+  EXPECT_NEAR(roofline("H100-SXM", "Qwen3-8B").kernel_floor_ms(), 4 * 36 * 4.2e-3, 1e-12);
+  // A decode step of one is bound by memory, so the routing kernels add their time whole.
+  const RooflineCostModel without(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 1,
+                                  {.moe_routing_us = 0.0});
+  const std::vector<BatchEntry> decode = {{1, 1000}};
+  EXPECT_NEAR(roofline("H100-SXM", "Qwen3-30B-A3B").breakdown(decode).total_ms -
+                  without.breakdown(decode).total_ms,
+              48 * 20.0e-3, 1e-9);
+  EXPECT_THROW(RooflineCostModel(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 1,
+                                 {.moe_routing_us = -1.0}),
+               ScenarioError);
+}
+
+TEST(RooflineCostModel, MoeRoutingTimeIsWhatTheFusedBlockTakesAtOneTokenBeyondItsBytes) {
+  // vLLM's benchmark_moe.py times a whole fused-MoE block (top-k, sorting, both GEMMs,
+  // activation, weighted sum) inside CUDA graphs. At one token the block streams the gate/up
+  // and down weights of the k experts it touches; what it takes beyond those bytes at the GPU's
+  // bandwidth efficiency and two kernel floors is the routing kernels' fixed time.
+  struct Timing {
+    double us, experts, width, hidden, bytes_per_weight, bandwidth_gbs, efficiency, beyond_us;
+  };
+  const std::vector<Timing> timings = {
+      // Mixtral-8x7B at TP 2, BF16, H100 SXM, tuned (vllm-project/vllm#24700)
+      {144.03, 2, 7168, 4096, 2, 3350, 0.90, 18.8},
+      // Qwen3-30B-A3B, FP8 w8a8, H100 SXM, the PR's defaults (#24700)
+      {40.44, 8, 768, 2048, 1, 3350, 0.90, 19.5},
+      // Qwen3-235B-A22B at TP 8, FP8 w8a8, H200, untuned (sgl-project/sglang#11730)
+      {31.70, 8, 192, 4096, 1, 4800, 0.90, 18.9},
+      // Qwen3-30B-A3B, BF16, A100 PCIe 40GB (HBM2, 1,555 GB/s), default config (#19049)
+      {109.21, 8, 768, 2048, 2, 1555, 0.78, 38.6},
+  };
+  double hopper = 0;
+  for (const Timing& t : timings) {
+    const double bytes = t.experts * 3 * t.width * t.hidden * t.bytes_per_weight;
+    const double beyond =
+        t.us - bytes / (t.bandwidth_gbs * 1e9 * t.efficiency) * 1e6 - 2 * kDefaultKernelFloorUs;
+    EXPECT_NEAR(beyond, t.beyond_us, 0.05);
+    if (t.efficiency == 0.90) hopper += beyond / 3;
+  }
+  // The three Hopper timings agree within a microsecond; the constant is their round figure.
+  EXPECT_NEAR(kDefaultMoeRoutingUs, hopper, 1.0);
+}
+
 TEST(RooflineCostModel, Fp8ExpertsGainLittleOverBf16OnFp8TensorCores) {
   // vLLM's fused-MoE kernel runs FP8 experts 1.15x as fast as BF16 ones, the rest of the model
   // at the FP8 peak; on an A100 (Marlin W8A16) the linear peak is BF16's anyway.
@@ -387,8 +442,45 @@ TEST(RooflineCostModel, TensorParallelSplitsWorkAndAddsAllReduce) {
   const std::vector<BatchEntry> one = {{1, 1000}};
   EXPECT_NEAR(tp4.breakdown(one).allreduce_ms, 1.44, 0.01);
   const RooflineCostModel no_latency(find_gpu("H100-SXM"), find_model("Llama-3.1-70B"), 4,
-                                     {.allreduce_latency_us = 0.0});
+                                     {.allreduce_latency_us = 1e-6});
   EXPECT_LT(no_latency.breakdown(one).allreduce_ms, 0.01);
+}
+
+TEST(RooflineCostModel, MoreThanTwoPcieGpusAllReduceThroughNccl) {
+  // vLLM runs its custom all-reduce over PCIe for two GPUs only; eight RTX PRO 6000s go through
+  // NCCL's ring: 25 us and 20 GB/s (the PCIe Gen5 link's 64 would be the custom kernel's).
+  const std::vector<BatchEntry> batch = {{1000, 0}};
+  const double buffer = 1000.0 * 8192 * 2;
+  const auto allreduce_ms = [&](const std::string& gpu, int tp, RooflineConstants k = {}) {
+    return RooflineCostModel(find_gpu(gpu), find_model("Llama-3.1-70B"), tp, k)
+        .breakdown(batch)
+        .allreduce_ms;
+  };
+  const auto ring = [&](int tp, double latency_us, double gbs) {
+    return 2 * 80 * (latency_us * 1e-3 + 2.0 * (tp - 1) / tp * buffer / (gbs * 1e9) * 1e3);
+  };
+  EXPECT_TRUE(allreduces_through_nccl_over_pcie(find_gpu("RTX-PRO-6000"), 8, AllreducePath::kP2p));
+  EXPECT_NEAR(allreduce_ms("RTX-PRO-6000", 8), ring(8, 25, 20), 1e-9);
+  EXPECT_NEAR(allreduce_ms("RTX-PRO-6000", 4), ring(4, 25, 20), 1e-9);
+  EXPECT_NEAR(allreduce_ms("RTX-PRO-6000", 2), ring(2, 9, 64), 1e-9);
+  // An NVLink part keeps the custom all-reduce within its NVLink domain: eight on an HGX board,
+  // a bridged pair of H100 NVLs; a measured figure overrides NCCL's.
+  EXPECT_FALSE(allreduces_through_nccl_over_pcie(find_gpu("H100-SXM"), 8, AllreducePath::kP2p));
+  EXPECT_FALSE(allreduces_through_nccl_over_pcie(find_gpu("H100-NVL"), 2, AllreducePath::kP2p));
+  EXPECT_TRUE(allreduces_through_nccl_over_pcie(find_gpu("H100-NVL"), 4, AllreducePath::kP2p));
+  EXPECT_NEAR(allreduce_ms("H100-SXM", 8), ring(8, 9, 450), 1e-9);
+  EXPECT_NEAR(
+      allreduce_ms("RTX-PRO-6000", 8, {.allreduce_bandwidth_gbs = 30, .allreduce_latency_us = 40}),
+      ring(8, 40, 30), 1e-9);
+  // Without peer to peer NCCL goes through host memory whatever the size.
+  EXPECT_FALSE(
+      allreduces_through_nccl_over_pcie(find_gpu("A100-80GB-PCIe"), 4, AllreducePath::kHost));
+  EXPECT_NEAR(allreduce_ms("A100-80GB-PCIe", 4, {.allreduce_path = AllreducePath::kHost}),
+              ring(4, 12, 6), 1e-9);
+  EXPECT_NE(RooflineCostModel(find_gpu("RTX-PRO-6000"), find_model("Llama-3.1-70B"), 8)
+                .describe()
+                .find("NCCL over PCIe"),
+            std::string::npos);
 }
 
 TEST(CostModelFactory, AllReducesWithoutPeerToPeerGoThroughHostMemory) {

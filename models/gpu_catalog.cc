@@ -41,12 +41,12 @@ std::vector<GpuSpec> make_catalog() {
        "NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe column)", 8.0, 7, 0.78},
       // Same datasheet, A100 80GB SXM: 2,039 GB/s, NVLink 600 GB/s (300 GB/s each way).
       {"A100-80GB-SXM", 79.25, 2039, 312, 0, 624, 0, 300, 32,
-       "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column)", 8.0, 7, 0.78},
+       "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column)", 8.0, 7, 0.78, 8},
       // NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 80 GB HBM3 3.35 TB/s, BF16 1,979*,
       // FP8 3,958*, INT8 3,958* (sparse) -> 989.4 / 1,978.9 / 1,978.9 dense; NVLink 900 GB/s.
       // Memory 79.11 GiB: PyTorch OOM text on an H100 in vllm-project/vllm#27508.
       {"H100-SXM", 79.11, 3350, 989.4, 1978.9, 1978.9, 0, 450, 64,
-       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)", 9.0, 7, 0.90},
+       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)", 9.0, 7, 0.90, 8},
       // Same datasheet, H100 PCIe: 80 GB HBM2e 2.0 TB/s, BF16 1,513*, FP8 3,026*, INT8 3,026*
       // -> 756.5 / 1,513 / 1,513 dense; PCIe Gen5 128 GB/s (64 each way; an NVLink bridge is
       // optional, not assumed). Memory: the same 81,559 MiB framebuffer as the SXM part, so the
@@ -57,12 +57,12 @@ std::vector<GpuSpec> make_catalog() {
       // 3,341*, INT8 3,341*; sold as bridged pairs, NVLink bridge 600 GB/s (300 each way).
       // Memory 93.00 GiB: PyTorch OOM text on an H100 NVL (ali-vilab/VACE#56).
       {"H100-NVL", 93.00, 3900, 835.5, 1670.5, 1670.5, 0, 300, 64,
-       "NVIDIA H100 NVL product brief PB-11773-001", 9.0, 7, 0.90},
+       "NVIDIA H100 NVL product brief PB-11773-001", 9.0, 7, 0.90, 2},
       // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 141 GB HBM3e 4.8 TB/s, same tensor
       // cores as H100 SXM (BF16 1,979*, FP8 3,958*, INT8 3,958*), NVLink 900 GB/s.
       // Memory 139.80 GiB: PyTorch OOM text on H200s (nvidia-smi shows 143,771 MiB).
       {"H200", 139.80, 4800, 989.4, 1978.9, 1978.9, 0, 450, 64,
-       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)", 9.0, 7, 0.90},
+       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)", 9.0, 7, 0.90, 8},
       // NVIDIA RTX PRO 6000 Blackwell (Workstation / Server Edition) datasheet: GB202 (SM120),
       // 188 SMs, 96 GB GDDR7 ECC at 1,792 GB/s, "4 PFLOPS" FP4 AI (sparse), PCIe Gen5 x16.
       // Dense BF16 = 188 SMs x 2.617 GHz x 1,024 FLOP/clk = 503.8 TF (full-rate FP32
@@ -82,7 +82,7 @@ std::vector<GpuSpec> make_catalog() {
       // Memory 178.35 GiB: PyTorch OOM text on a B200 (stas00/ml-engineering debug/pytorch.md;
       // cudaDeviceProp in pytorch/ao PR #4002).
       {"B200", 178.35, 7700, 2250, 4500, 4500, 9000, 900, 64, "NVIDIA HGX B200 specifications",
-       10.0, 7},
+       10.0, 7, 0, 8},
       // NVIDIA L4 Tensor Core GPU datasheet: 24 GB GDDR6 300 GB/s, BF16 242*, FP8 485*, INT8
       // 485* -> 121 / 242.5 / 242.5 dense; PCIe Gen4 x16. Memory 22.03 GiB: PyTorch OOM text on
       // L4s (GCP, Modal; AWS g6 drivers report 21.96).

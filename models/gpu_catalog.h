@@ -40,6 +40,10 @@ struct GpuSpec {
   // a public profile measured it (models/cost_model_profile_test.cc); 0 = not measured, the cost
   // model's pooled default.
   double bandwidth_efficiency = 0;
+  // How many of these GPUs NVLink connects all to all: 8 on an HGX board (NVSwitch), 2 where a
+  // bridge pairs them (H100 NVL), 0 on PCIe alone. vLLM runs its custom all-reduce only within
+  // such a domain or between two GPUs; past it, NCCL (cost_model.h, kNcclPcieLatencyUs).
+  std::int32_t nvlink_gpus = 0;
 };
 
 // The catalog, in a fixed order.

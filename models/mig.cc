@@ -76,6 +76,7 @@ GpuSpec mig_instance(const GpuSpec& gpu, const MigProfile& profile) {
   g.int8_tops = gpu.int8_tops * sms;
   g.fp4_tflops = gpu.fp4_tflops * sms;
   g.interconnect_gbs = 0;
+  g.nvlink_gpus = 0;
   g.mig_slices = 0;
   return g;
 }

@@ -272,6 +272,8 @@ def calibrate(
     kernel_floor_us: float = 4.2,
     elementwise_efficiency: float = 0.48,
     allreduce_path: str = "p2p",
+    moe_gemm_factor: float = 0.55,
+    moe_routing_us: float = 20.0,
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]: ...

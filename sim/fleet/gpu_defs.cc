@@ -52,6 +52,11 @@ const ParamSpec& gpu_def_spec() {
                 "fraction of the peak DRAM bandwidth a weight-streaming decode step reaches, "
                 "where you measured it; 0 = the cost model's pooled 0.82",
                 0, 1)
+          .integer("nvlink_gpus", 0,
+                   "how many of these GPUs NVLink connects all to all (8 on an HGX board with "
+                   "NVSwitch, 2 for bridged pairs); 0 = PCIe only. A tensor-parallel pod larger "
+                   "than this and than two all-reduces through NCCL, not vLLM's custom kernel",
+                   0, 576)
           .text("source", "", "where the figures come from (the datasheet), for the record");
   return kSpec;
 }
@@ -84,6 +89,7 @@ GpuSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   g.compute_capability = p.get_double("compute_capability");
   g.mig_slices = static_cast<std::int32_t>(p.get_int("mig_slices"));
   g.bandwidth_efficiency = p.get_double("bandwidth_efficiency");
+  g.nvlink_gpus = static_cast<std::int32_t>(p.get_int("nvlink_gpus"));
   if (g.mig_slices != 0 && g.mig_slices != 2 && g.mig_slices != 4 && g.mig_slices != 7) {
     throw ScenarioError(w.child("mig_slices").at(n["mig_slices"]) +
                         ": expected 0, 2, 4 or 7 (the "

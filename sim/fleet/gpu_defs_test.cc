@@ -35,6 +35,12 @@ TEST(GpuDefs, ADatasheetGivesAGpuFoundBeforeTheCatalog) {
                         "bandwidth_efficiency: 0.85}]")[0]
                        .bandwidth_efficiency,
                    0.85);
+  // PCIe alone unless the datasheet says how many NVLink connects all to all.
+  EXPECT_EQ(g[0].nvlink_gpus, 0);
+  EXPECT_EQ(defs("[{name: m, memory_gib: 40, memory_bandwidth_gbs: 1000, bf16_tflops: 100, "
+                 "interconnect_gbs: 450, nvlink_gpus: 8}]")[0]
+                .nvlink_gpus,
+            8);
   EXPECT_EQ(&find_gpu(g, "my-h100"), &g[0]);
   EXPECT_EQ(find_gpu(g, "H100-SXM").name, "H100-SXM");
   try {
