@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <utility>
 
 #include "sim/errors.h"
@@ -181,7 +182,8 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     k_.allreduce_bandwidth_gbs =
         k_.allreduce_path == AllreducePath::kHost
             ? kHostAllreduceBusGbs
-            : (nccl_over_pcie ? std::min(kNcclPcieBusGbs, gpu_.interconnect_gbs)
+            : (nccl_over_pcie ? std::min(tp_ <= 4 ? kNcclPcieBusGbsUpToFour : kNcclPcieBusGbs,
+                                         gpu_.interconnect_gbs)
                               : gpu_.interconnect_gbs);
   }
   if (k_.allreduce_latency_us <= 0) {
@@ -191,6 +193,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
   }
   kv_bytes_per_token_layer_ = llm_.kv_bytes_per_token_layer(kv_dtype_bytes, tp_);
+  max_normal_tp_ = expected_max_standard_normal(tp_);
   elementwise_bytes_per_token_ = elementwise_bytes(llm_, tp_);
 }
 
@@ -256,12 +259,46 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   // (A model with tied embeddings reads the table whole as its lm_head.)
   double bytes = llm_.weight_bytes_total() -
                  (llm_.tied_embeddings ? 0.0 : llm_.embedding_params() * kBf16Bytes);
+  double busiest_extra = 0;  // expert parallelism: the most loaded GPU's experts beyond its share
   if (llm_.is_moe()) {
-    bytes -= (llm_.num_experts - experts_touched(tokens)) * llm_.expert_params() *
-             llm_.bytes_per_linear_weight() * llm_.moe_layers();
+    const double touched = experts_touched(tokens);
+    const double expert_bytes =
+        llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
+    bytes -= (llm_.num_experts - touched) * expert_bytes;
+    // A GPU holds num_experts / tp of them whole, so it reads at most all of those.
+    const double imbalance =
+        std::min(expert_parallel_imbalance(touched), llm_.num_experts / touched);
+    busiest_extra = (imbalance - 1.0) * touched * expert_bytes / tp_;
   }
   const double whole = llm_.replicated_weight_bytes();
-  return (bytes - whole) / tp_ + whole;
+  return (bytes - whole) / tp_ + whole + busiest_extra;
+}
+
+double expected_max_standard_normal(std::int32_t n) {
+  if (n <= 1) return 0.0;
+  // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx, by the midpoint rule over [-10, 10].
+  constexpr int kSteps = 20000;
+  constexpr double kLow = -10.0;
+  constexpr double kHigh = 10.0;
+  const double h = (kHigh - kLow) / kSteps;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double x = kLow + (i + 0.5) * h;
+    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+    const double cdf = 0.5 * std::erfc(-x / std::numbers::sqrt2);
+    sum += x * n * phi * std::pow(cdf, n - 1);
+  }
+  return sum * h;
+}
+
+double RooflineCostModel::expert_parallel_imbalance(double items) const {
+  // Each of `items` lands on one of the tp GPUs at random: a GPU's count is binomial, mean
+  // items / tp, and the largest of tp such counts is about the mean plus expected_max_standard_
+  // normal(tp) standard deviations (the normal approximation; it errs high for very few items,
+  // where the cap of everything on one GPU takes over).
+  if (!k_.expert_parallel || tp_ <= 1 || !llm_.is_moe() || items <= 0) return 1.0;
+  const double n = tp_;
+  return std::min(n, 1.0 + max_normal_tp_ * std::sqrt((n - 1.0) / items));
 }
 
 double RooflineCostModel::moe_padded_rows(double tokens) const {
@@ -346,12 +383,16 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(std::span<const BatchE
       llm_.is_moe() ? 2.0 * (moe_padded_rows(tokens) - tokens * llm_.experts_per_token) *
                           llm_.expert_params() * llm_.moe_layers() / parts
                     : 0.0;
-  const double quantized_flops = 2.0 * per_rank_quantized * tokens + expert_padding_flops;
-  const double expert_flops = llm_.is_moe()
-                                  ? 2.0 * tokens * llm_.experts_per_token * llm_.expert_params() *
-                                            llm_.moe_layers() / parts +
-                                        expert_padding_flops
-                                  : 0.0;
+  const double even_expert_flops = llm_.is_moe()
+                                       ? 2.0 * tokens * llm_.experts_per_token *
+                                                 llm_.expert_params() * llm_.moe_layers() / parts +
+                                             expert_padding_flops
+                                       : 0.0;
+  // Under expert parallelism the step waits for the GPU with the most token-expert pairs.
+  const double expert_flops =
+      expert_parallel_imbalance(std::max(tokens, 1.0) * llm_.experts_per_token) * even_expert_flops;
+  const double quantized_flops =
+      2.0 * per_rank_quantized * tokens + expert_padding_flops + (expert_flops - even_expert_flops);
   const double bf16_linear_flops =
       2.0 * (per_rank_bf16 * tokens +
              llm_.kv_up_projection_params() * llm_.layers * up_projected / parts);
@@ -453,7 +494,9 @@ std::string RooflineCostModel::describe() const {
               ? " at one token (" + std::to_string(llm_.experts_per_token) + " of " +
                     std::to_string(llm_.num_experts) + " experts), expert GEMMs x " +
                     fmt("%.2f", k_.moe_gemm_factor) + " at " + fmt("%.1f", expert_peak_tflops()) +
-                    " TFLOP/s, routing " + fmt("%.1f", k_.moe_routing_us) + " us a layer"
+                    " TFLOP/s, routing " + fmt("%.1f", k_.moe_routing_us) + " us a layer" +
+                    (k_.expert_parallel && tp_ > 1 ? ", experts spread whole (expert parallel)"
+                                                   : "")
               : "") +
          ", KV " + std::to_string(kv_bytes_per_token_layer_ * llm_.layers) + " B/token" +
          (llm_.sliding_window > 0 ? " (" + std::to_string(llm_.sliding_layers) + " layers within " +
@@ -586,15 +629,16 @@ const ParamSpec& cost_model_spec() {
               "roofline: how a tensor-parallel pod's GPUs exchange activations: p2p (NVLink, or "
               "PCIe peer to peer: the GPU catalog's link and vLLM's custom all-reduce, which "
               "vLLM runs over PCIe for two GPUs only; more PCIe GPUs go through NCCL's ring, 20 "
-              "GB/s after 25 us, voipmonitor/rtx6kpro's eight RTX PRO 6000s) or host (no peer to "
+              "GB/s (30 up to four GPUs) after 25 us, voipmonitor/rtx6kpro's RTX PRO 6000s) or "
+              "host (no peer to "
               "peer, as vLLM logs 'Custom allreduce is disabled because your platform lacks GPU "
               "P2P capability': NCCL through host memory, 6 GB/s after 12 us, NVIDIA/nccl#406 "
               "and nccl-tests over SHM)",
               allreduce_path_names())
         .real("allreduce_bandwidth_gbs", 0.0,
               "roofline: per-direction bus bandwidth of tensor-parallel all-reduces, GB/s; 0 = "
-              "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe, and at most 20 "
-              "through NCCL over more than two PCIe GPUs; host: 6)",
+              "the path's (p2p: the GPU catalog's interconnect, NVLink or PCIe, and at most 30 "
+              "through NCCL over three or four PCIe GPUs, 20 over more; host: 6)",
               0.0)
         .real("allreduce_latency_us", 0.0,
               "roofline: fixed cost of each tensor-parallel all-reduce (two a layer), us; 0 = the "
@@ -616,7 +660,7 @@ const ParamSpec& cost_model_spec() {
 
 std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& gpu,
                                            const LlmSpec& llm, std::int32_t tp,
-                                           std::int32_t kv_dtype_bytes) {
+                                           std::int32_t kv_dtype_bytes, bool expert_parallel) {
   const std::string& type = params.get_string("type");
   if (tp < 1) throw ScenarioError("tensor parallel size must be >= 1, got " + std::to_string(tp));
   if (type == "roofline") {
@@ -633,6 +677,7 @@ std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& 
     k.kernel_floor_us = params.get_double("kernel_floor_us");
     k.elementwise_efficiency = params.get_double("elementwise_efficiency");
     k.moe_routing_us = params.get_double("moe_routing_us");
+    k.expert_parallel = expert_parallel;
     return std::make_unique<RooflineCostModel>(gpu, llm, tp, k, kv_dtype_bytes);
   }
   if (type == "fitted") {

@@ -153,6 +153,10 @@ inline constexpr double kNcclPcieLatencyUs = 25.0;
 // that on PCIe hosts "the performance you get is usually determined by the bandwidth your CPU and
 // memory can deliver"). We take 20 GB/s, or the GPU's own link where that is slower.
 inline constexpr double kNcclPcieBusGbs = 20.0;
+// Over four, fewer flows share the host: 25.95 GB/s at 1 GB on four RTX 4090s with P2P
+// (tinygrad/open-gpu-kernel-modules#36), 30.3 at 32 MB on four RTX PRO 6000s behind switches
+// (rtx6kpro), 35 on four RTX 5090s (nccl#1639). We take the middle one, 30 GB/s, up to four GPUs.
+inline constexpr double kNcclPcieBusGbsUpToFour = 30.0;
 // Whether a pod of `tp` GPUs of this kind all-reduces through NCCL over PCIe (above): more than
 // two GPUs, and more than NVLink connects all to all (GpuSpec::nvlink_gpus), on a platform that
 // allows P2P.
@@ -184,7 +188,13 @@ struct RooflineConstants {
   double kernel_floor_us = kDefaultKernelFloorUs;
   double elementwise_efficiency = kDefaultElementwiseEfficiency;
   double moe_routing_us = kDefaultMoeRoutingUs;
+  // vLLM's --enable-expert-parallel (without data parallelism): each of the tp GPUs holds
+  // 1/tp of the experts whole, attention stays split; the all-reduces are the same.
+  bool expert_parallel = false;
 };
+
+// The expected largest of n independent standard normal draws (0 for n <= 1).
+double expected_max_standard_normal(std::int32_t n);
 
 // Linear-layer kernels a layer launches: QKV, output projection, gate/up, down (an MoE layer's
 // two grouped expert GEMMs take the MLP's two places).
@@ -246,6 +256,9 @@ class RooflineCostModel : public CostModel {
   // Rows an MoE layer's expert GEMMs compute for a step of `tokens` tokens, padding included
   // (tokens x experts_per_token of them are real); 0 for a dense model.
   double moe_padded_rows(double tokens) const;
+  // Under expert parallelism, how much more than its 1/tp share the most loaded GPU gets when
+  // `items` (experts touched, or token-expert pairs) fall on the tp GPUs at random; 1 without.
+  double expert_parallel_imbalance(double items) const;
 
  private:
   // Experts of one MoE layer that a step of `tokens` tokens reaches, on average.
@@ -257,6 +270,7 @@ class RooflineCostModel : public CostModel {
   RooflineConstants k_;                     // allreduce_bandwidth_gbs resolved to the link's
   std::int64_t kv_bytes_per_token_layer_;   // per GPU
   double elementwise_bytes_per_token_ = 0;  // per GPU, every layer
+  double max_normal_tp_ = 0;                // expected_max_standard_normal(tp)
 };
 
 struct FittedCoefficients {
@@ -291,6 +305,7 @@ const ParamSpec& cost_model_spec();
 // UnknownNameError listing the valid ones; tp < 1 throws ScenarioError.
 std::unique_ptr<CostModel> make_cost_model(const Params& params, const GpuSpec& gpu,
                                            const LlmSpec& llm, std::int32_t tp,
-                                           std::int32_t kv_dtype_bytes = 2);
+                                           std::int32_t kv_dtype_bytes = 2,
+                                           bool expert_parallel = false);
 
 }  // namespace fleetsim

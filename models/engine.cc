@@ -441,6 +441,12 @@ const ParamSpec& server_spec() {
                 {"per_request", "per_lookup"})
           .integer("kv_cache_dtype_bytes", 2, "bytes per KV element (2 = bf16/fp16, 1 = fp8)", 1, 4)
           .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)
+          .boolean(
+              "enable_expert_parallel", false,
+              "vLLM's --enable-expert-parallel: a mixture of experts' experts are spread whole "
+              "over the pod's tensor-parallel GPUs instead of split across them, and a step "
+              "waits for the GPU its tokens load most (no effect on a dense model or at "
+              "tensor_parallel_size 1)")
           // 1e8 blocks is 1.6e9 tokens at block size 16, far beyond any GPU's KV capacity; the
           // cap keeps a typo from allocating tens of GB of block bookkeeping.
           .integer("num_gpu_blocks_override", 0,

@@ -287,6 +287,20 @@ TEST(Scenario, TheReleaseSetsTheMemoryShareVllmTakesByDefault) {
   EXPECT_EQ(blocks("0.25.1"), latest);
 }
 
+TEST(Scenario, ExpertParallelismReachesThePodsCostModel) {
+  // Spread whole over four GPUs, a mixture of experts' small decode steps wait for the GPU their
+  // tokens load most: the same run decodes more slowly than with its experts split.
+  const std::vector<std::string> moe = {"fleet.gpu=H100-SXM", "fleet.model=Qwen3-30B-A3B",
+                                        "fleet.server.tensor_parallel_size=4"};
+  std::vector<std::string> spread = moe;
+  spread.emplace_back("fleet.server.enable_expert_parallel=true");
+  const auto tpot = [](const std::vector<std::string>& sets) {
+    const Scenario s = parse_scenario(testing::small_scenario_yaml("round_robin"), "s.yaml", sets);
+    return run_scenario(s, 1).arms[0].summary.tpot_ms.mean;
+  };
+  EXPECT_GT(tpot(spread), 1.02 * tpot(moe));
+}
+
 TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
   const std::string e =
       error_of(testing::small_scenario_yaml("round_robin"),

@@ -158,7 +158,8 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.config.api_server_count = static_cast<int>(server.get_int("api_server_count"));
-  b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes);
+  b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes,
+                           server.get_bool("enable_expert_parallel"));
   b.config.draft = DraftCost(
       b.config.engine.spec_method, gpu, llm, tp, pool.cost_model.get_double("compute_efficiency"),
       bandwidth_efficiency_for(gpu, pool.cost_model.get_double("bandwidth_efficiency")));
