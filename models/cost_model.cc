@@ -193,7 +193,10 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     throw ScenarioError("GPU " + gpu_.name + " has no interconnect bandwidth for tp > 1");
   }
   kv_bytes_per_token_layer_ = llm_.kv_bytes_per_token_layer(kv_dtype_bytes, tp_);
-  max_normal_tp_ = expected_max_standard_normal(tp_);
+  // A quadrature: computed only where expert parallelism uses it, as fleets build many pods.
+  if (k_.expert_parallel && tp_ > 1 && llm_.is_moe()) {
+    max_normal_tp_ = expected_max_standard_normal(tp_);
+  }
   elementwise_bytes_per_token_ = elementwise_bytes(llm_, tp_);
 }
 

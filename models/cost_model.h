@@ -270,7 +270,7 @@ class RooflineCostModel : public CostModel {
   RooflineConstants k_;                     // allreduce_bandwidth_gbs resolved to the link's
   std::int64_t kv_bytes_per_token_layer_;   // per GPU
   double elementwise_bytes_per_token_ = 0;  // per GPU, every layer
-  double max_normal_tp_ = 0;                // expected_max_standard_normal(tp)
+  double max_normal_tp_ = 0;                // expected_max_standard_normal(tp), where EP uses it
 };
 
 struct FittedCoefficients {
