@@ -493,8 +493,12 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
   }
   for (auto& c : checks) {
     const std::string prefix = c.target_where.at(c.target_node) + ": ";
-    std::string overrides;  // the check's set:, in every label of its rows
-    for (const auto& x : c.sets) overrides += " " + x;
+    // The check's set:, in every label of its rows; a sweep's own grid (sweep.*) is left out, as
+    // each row names its point.
+    std::string overrides;
+    for (const auto& x : c.sets) {
+      if (!(c.sweep && x.starts_with("sweep."))) overrides += " " + x;
+    }
     // The caller's overrides come last, so they win over the check's; the report names them once.
     c.sets.insert(c.sets.end(), sets.begin(), sets.end());
     if (!c.sweep) {
