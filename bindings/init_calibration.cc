@@ -26,7 +26,7 @@ void init_calibration(py::module_& m) {
          int kv_dtype_bytes, double allreduce_bandwidth_gbs, double dequant_gemm_factor,
          double unoverlapped_fraction, double kernel_floor_us, double elementwise_efficiency,
          const std::string& allreduce_path, double moe_gemm_factor, double moe_routing_us,
-         const std::map<std::string, double>& fix,
+         bool expert_parallel, const std::map<std::string, double>& fix,
          const std::optional<std::filesystem::path>& out) {
         const Measurements measurements = read_measurements(csv_path.string());
         CalibrationOptions o;
@@ -34,7 +34,8 @@ void init_calibration(py::module_& m) {
         o.target = {gpu.value_or(""),      model.value_or(""),      tp,
                     kv_dtype_bytes,        allreduce_bandwidth_gbs, dequant_gemm_factor,
                     unoverlapped_fraction, kernel_floor_us,         elementwise_efficiency,
-                    allreduce_path,        moe_gemm_factor,         moe_routing_us};
+                    allreduce_path,        moe_gemm_factor,         moe_routing_us,
+                    expert_parallel};
         o.fixed = fix;
         const CalibrationResult r = calibrate(measurements.steps, o, csv_path.string());
         const std::string yaml = calibration_yaml(r);
@@ -63,7 +64,7 @@ void init_calibration(py::module_& m) {
       py::arg("kernel_floor_us") = kDefaultKernelFloorUs,
       py::arg("elementwise_efficiency") = kDefaultElementwiseEfficiency,
       py::arg("allreduce_path") = "p2p", py::arg("moe_gemm_factor") = kDefaultMoeGemmFactor,
-      py::arg("moe_routing_us") = kDefaultMoeRoutingUs,
+      py::arg("moe_routing_us") = kDefaultMoeRoutingUs, py::arg("expert_parallel") = false,
       py::arg("fix") = std::map<std::string, double>{}, py::arg("out") = py::none(),
       "Fits the cost model to your own timings, as `fleetsim calibrate` does "
       "(docs/calibration.md).\n"

@@ -174,6 +174,7 @@ struct CalibrateOptions {
   double dequant_gemm_factor = kDefaultDequantGemmFactor;
   double moe_gemm_factor = kDefaultMoeGemmFactor;
   double moe_routing_us = kDefaultMoeRoutingUs;
+  bool expert_parallel = false;
   double unoverlapped_fraction = kDefaultUnoverlappedFraction;
   double kernel_floor_us = kDefaultKernelFloorUs;
   double elementwise_efficiency = kDefaultElementwiseEfficiency;
@@ -201,7 +202,8 @@ int cmd_calibrate(const CalibrateOptions& o) {
               o.elementwise_efficiency,
               o.allreduce_path,
               o.moe_gemm_factor,
-              o.moe_routing_us};
+              o.moe_routing_us,
+              o.expert_parallel};
   for (const auto& f : o.fix) {
     const auto eq = f.find('=');
     double v = 0;
@@ -426,6 +428,10 @@ int main(int argc, char** argv) {
                    "peer) or host (no peer to peer: NCCL through host memory); written into the "
                    "file as the cost model's allreduce_path")
       ->check(CLI::IsMember(allreduce_path_names()));
+  calibrate_cmd->add_flag("--expert-parallel", cal.expert_parallel,
+                          "the measured server spread a mixture of experts' experts whole over "
+                          "its tensor-parallel GPUs (vLLM --enable-expert-parallel); a scenario "
+                          "using the file says server.enable_expert_parallel: true");
   calibrate_cmd
       ->add_option("--dequant-gemm-factor", cal.dequant_gemm_factor,
                    "held, not fitted: speed of GEMMs that dequantize FP8 weights on a GPU without "

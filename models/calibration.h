@@ -79,6 +79,9 @@ struct RooflineTarget {
   double moe_gemm_factor = kDefaultMoeGemmFactor;
   // A mixture-of-experts layer's routing kernels' fixed time, us; held, as the kernel floor is.
   double moe_routing_us = kDefaultMoeRoutingUs;
+  // The server spread a mixture of experts' experts whole over its tensor-parallel GPUs
+  // (--enable-expert-parallel); a scenario says so in its server section.
+  bool expert_parallel = false;
 };
 
 struct CalibrationOptions {

@@ -150,7 +150,8 @@ nlohmann::json calibration_json(const CalibrationResult& r) {
                    {"unoverlapped_fraction", r.target.unoverlapped_fraction},
                    {"kernel_floor_us", r.target.kernel_floor_us},
                    {"elementwise_efficiency", r.target.elementwise_efficiency},
-                   {"moe_routing_us", r.target.moe_routing_us}};
+                   {"moe_routing_us", r.target.moe_routing_us},
+                   {"expert_parallel", r.target.expert_parallel}};
   }
   nlohmann::json cost_model = {{"type", r.form}};
   nlohmann::json params = nlohmann::json::object();

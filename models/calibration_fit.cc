@@ -346,6 +346,7 @@ CalibrationResult fit_roofline(const std::vector<StepSample>& steps, const Calib
   held.unoverlapped_fraction = t.unoverlapped_fraction;
   held.kernel_floor_us = t.kernel_floor_us;
   held.moe_routing_us = t.moe_routing_us;
+  held.expert_parallel = t.expert_parallel;
   held.elementwise_efficiency = t.elementwise_efficiency;
   RooflineConstants unit_constants = held;
   unit_constants.compute_efficiency = 1.0;

@@ -1,6 +1,7 @@
 #include "models/calibration.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -168,6 +169,31 @@ TEST(Calibration, RooflineOfAMixtureOfExpertsHoldsItsRoutingTime) {
             0.05);
   o.target.moe_routing_us = -1;
   EXPECT_NE(error_of(steps, o).find("MoE routing time"), std::string::npos);
+}
+
+TEST(Calibration, RooflineOfAnExpertParallelServerWaitsForItsBusiestGpu) {
+  // Timings of Qwen3-30B-A3B over four GPUs with its experts spread whole: fitted as such, the
+  // constants come back; fitted as if the experts were split, the busiest GPU's extra time
+  // lands in them.
+  const RooflineCostModel spread(find_gpu("H100-SXM"), find_model("Qwen3-30B-A3B"), 4,
+                                 {.compute_efficiency = 0.7,
+                                  .bandwidth_efficiency = 0.75,
+                                  .step_overhead_ms = 1.5,
+                                  .expert_parallel = true});
+  const std::vector<StepSample> steps = synthetic_steps(spread, 150, 0.0, 20);
+  CalibrationOptions o = qwen3_moe_options();
+  o.target.tp = 4;
+  o.target.expert_parallel = true;
+  const CalibrationResult r = calibrate(steps, o);
+  EXPECT_NEAR(r.param("compute_efficiency"), 0.7, 1e-6);
+  EXPECT_NEAR(r.param("bandwidth_efficiency"), 0.75, 1e-6);
+  EXPECT_NEAR(r.param("step_overhead_ms"), 1.5, 1e-6);
+  EXPECT_TRUE(calibration_json(r)["target"]["expert_parallel"].get<bool>());
+  o.target.expert_parallel = false;
+  const CalibrationResult split = calibrate(steps, o);
+  EXPECT_GT(std::abs(split.param("bandwidth_efficiency") - 0.75) +
+                std::abs(split.param("step_overhead_ms") - 1.5),
+            0.02);
 }
 
 TEST(Calibration, RooflineOfADequantizingModelHoldsItsGemmFactor) {

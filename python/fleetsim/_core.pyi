@@ -274,6 +274,7 @@ def calibrate(
     allreduce_path: str = "p2p",
     moe_gemm_factor: float = 0.55,
     moe_routing_us: float = 20.0,
+    expert_parallel: bool = False,
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]: ...

@@ -38,11 +38,12 @@ def test_the_roofline_shape_is_held_as_given(source_dir):
     csv = source_dir / EXAMPLES / "a100-llama-3.1-8b-steps.csv"
     plain = fleetsim.calibrate(csv, "roofline", gpu="A100-80GB-SXM", model="Llama-3.1-8B",
                                unoverlapped_fraction=0.0, kernel_floor_us=0.0,
-                               moe_routing_us=0.0)
+                               moe_routing_us=0.0, expert_parallel=True)
     assert plain["cost_model"]["unoverlapped_fraction"] == 0.0
     assert plain["target"]["kernel_floor_us"] == 0.0
     # A dense model has no routing kernels: recorded as given, not written as a setting.
     assert plain["target"]["moe_routing_us"] == 0.0
+    assert plain["target"]["expert_parallel"] is True  # recorded; a dense model has no experts
     assert "moe_routing_us" not in plain["cost_model"]
     # The example was generated with the default shape: a plain max() fits it worse.
     shaped = fleetsim.calibrate(csv, "roofline", gpu="A100-80GB-SXM", model="Llama-3.1-8B")
