@@ -299,6 +299,16 @@ TEST(Scenario, ExpertParallelismReachesThePodsCostModel) {
     return run_scenario(s, 1).arms[0].summary.tpot_ms.mean;
   };
   EXPECT_GT(tpot(spread), 1.02 * tpot(moe));
+  // The run's header and JSON say so; on four PCIe GPUs, that NCCL carries the all-reduces too.
+  const auto facts = [](const std::vector<std::string>& sets) {
+    return fleet_facts(parse_scenario(testing::small_scenario_yaml("round_robin"), "s.yaml", sets))
+        .pools.front();
+  };
+  EXPECT_TRUE(facts(spread).expert_parallel);
+  EXPECT_FALSE(facts(moe).expert_parallel);
+  EXPECT_FALSE(facts(spread).allreduce_through_nccl);  // NVLink
+  spread.emplace_back("fleet.gpu=RTX-PRO-6000");
+  EXPECT_TRUE(facts(spread).allreduce_through_nccl);
 }
 
 TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {

@@ -221,6 +221,8 @@ std::string pod_extras(const PoolFacts& p) {
     out += "  " + p.speculative_method + " " + std::to_string(p.num_speculative_tokens) + " drafts";
   }
   if (p.allreduce_through_host) out += "  all-reduce through host memory (no GPU P2P)";
+  if (p.allreduce_through_nccl) out += "  all-reduce through NCCL over PCIe";
+  if (p.expert_parallel) out += "  experts spread whole (expert parallel)";
   return out;
 }
 
@@ -241,6 +243,8 @@ void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
     j["num_speculative_tokens"] = p.num_speculative_tokens;
   }
   if (p.allreduce_through_host) j["allreduce_path"] = "host";
+  if (p.allreduce_through_nccl) j["allreduce_via"] = "nccl_pcie";
+  if (p.expert_parallel) j["expert_parallel"] = true;
 }
 
 // How the pool's pods sit on GPUs, where it is not one pod a GPU of its own.

@@ -243,6 +243,14 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.allreduce_through_host =
         facts.tensor_parallel_size > 1 && pool.cost_model.get_string("type") == "roofline" &&
         allreduce_path_named(pool.cost_model.get_string("allreduce_path")) == AllreducePath::kHost;
+    facts.allreduce_through_nccl =
+        pool.cost_model.get_string("type") == "roofline" &&
+        allreduces_through_nccl_over_pcie(
+            pod_gpu(pool, s.fleet), facts.tensor_parallel_size,
+            allreduce_path_named(pool.cost_model.get_string("allreduce_path")));
+    facts.expert_parallel = facts.tensor_parallel_size > 1 &&
+                            find_model(s.fleet.models, pool.model).is_moe() &&
+                            pool.server.get_bool("enable_expert_parallel");
     if (b.config.engine.offload_blocks > 0) {
       facts.host_kv_gib_per_pod = pool.server.get_double("kv_offloading_size_gib");
       facts.host_kv_blocks_per_pod = b.config.engine.offload_blocks;

@@ -38,6 +38,10 @@ struct PoolFacts {
   // Tensor parallelism without GPU peer to peer: all-reduces through host memory
   // (cost_model.allreduce_path: host).
   bool allreduce_through_host = false;
+  // More PCIe GPUs than vLLM's custom all-reduce takes: all-reduces through NCCL over PCIe.
+  bool allreduce_through_nccl = false;
+  // A mixture of experts spread whole over the pod's GPUs (server.enable_expert_parallel).
+  bool expert_parallel = false;
 };
 
 struct FleetFacts {
