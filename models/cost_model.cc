@@ -103,6 +103,12 @@ double default_allreduce_latency_us(AllreducePath path, const GpuSpec& gpu, std:
                                                           : kDefaultAllreduceLatencyUs;
 }
 
+double default_allreduce_bandwidth_gbs(AllreducePath path, const GpuSpec& gpu, std::int32_t tp) {
+  if (path == AllreducePath::kHost) return kHostAllreduceBusGbs;
+  if (!allreduces_through_nccl_over_pcie(gpu, tp, path)) return gpu.interconnect_gbs;
+  return std::min(tp <= 4 ? kNcclPcieBusGbsUpToFour : kNcclPcieBusGbs, gpu.interconnect_gbs);
+}
+
 namespace {
 
 // DRAM bytes per token, per GPU, that the element-wise kernels of every layer move.
@@ -177,14 +183,8 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
   if (!(k_.elementwise_efficiency > 0 && k_.elementwise_efficiency <= 1)) {
     throw ScenarioError("cost model: elementwise_efficiency must be in (0, 1]");
   }
-  const bool nccl_over_pcie = allreduces_through_nccl_over_pcie(gpu_, tp_, k_.allreduce_path);
   if (k_.allreduce_bandwidth_gbs <= 0) {
-    k_.allreduce_bandwidth_gbs =
-        k_.allreduce_path == AllreducePath::kHost
-            ? kHostAllreduceBusGbs
-            : (nccl_over_pcie ? std::min(tp_ <= 4 ? kNcclPcieBusGbsUpToFour : kNcclPcieBusGbs,
-                                         gpu_.interconnect_gbs)
-                              : gpu_.interconnect_gbs);
+    k_.allreduce_bandwidth_gbs = default_allreduce_bandwidth_gbs(k_.allreduce_path, gpu_, tp_);
   }
   if (k_.allreduce_latency_us <= 0) {
     k_.allreduce_latency_us = default_allreduce_latency_us(k_.allreduce_path, gpu_, tp_);

@@ -168,6 +168,9 @@ AllreducePath allreduce_path_named(const std::string& name);
 // A path's all-reduce latency when none is given, for `tp` GPUs of this kind: vLLM's custom
 // all-reduce, NCCL over PCIe past two PCIe GPUs, or NCCL over SHM.
 double default_allreduce_latency_us(AllreducePath path, const GpuSpec& gpu, std::int32_t tp);
+// The same for the bus bandwidth, GB/s: the GPU's link, NCCL's over PCIe (at most the link's),
+// or host memory's.
+double default_allreduce_bandwidth_gbs(AllreducePath path, const GpuSpec& gpu, std::int32_t tp);
 
 // The bandwidth efficiency a step on `gpu` streams at: `requested` when positive (a scenario's
 // or calibration's value), else the GPU's measured one, else the pooled default.

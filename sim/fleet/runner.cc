@@ -240,14 +240,13 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.max_num_seqs = b.config.engine.max_num_seqs;
     facts.role = pool.role;
     facts.tensor_parallel_size = b.config.tensor_parallel_size;
+    const bool roofline = pool.cost_model.get_string("type") == "roofline";
+    const AllreducePath path = allreduce_path_named(pool.cost_model.get_string("allreduce_path"));
     facts.allreduce_through_host =
-        facts.tensor_parallel_size > 1 && pool.cost_model.get_string("type") == "roofline" &&
-        allreduce_path_named(pool.cost_model.get_string("allreduce_path")) == AllreducePath::kHost;
+        roofline && facts.tensor_parallel_size > 1 && path == AllreducePath::kHost;
     facts.allreduce_through_nccl =
-        pool.cost_model.get_string("type") == "roofline" &&
-        allreduces_through_nccl_over_pcie(
-            pod_gpu(pool, s.fleet), facts.tensor_parallel_size,
-            allreduce_path_named(pool.cost_model.get_string("allreduce_path")));
+        roofline &&
+        allreduces_through_nccl_over_pcie(pod_gpu(pool, s.fleet), facts.tensor_parallel_size, path);
     facts.expert_parallel = facts.tensor_parallel_size > 1 &&
                             find_model(s.fleet.models, pool.model).is_moe() &&
                             pool.server.get_bool("enable_expert_parallel");
