@@ -46,6 +46,15 @@ case "$cmd" in
   test)
     install_missing
     build
+    # The tests replay the public traces and profiles of the project's shared/ folder, beside
+    # this checkout unless -DFLEETSIM_SHARED_DIR says otherwise: say so rather than fail 24 tests.
+    shared=$(sed -n 's/^FLEETSIM_SHARED_DIR:PATH=//p' build/release/CMakeCache.txt)
+    if [ ! -d "$shared/data" ] || [ ! -d "$shared/validation" ]; then
+      echo "scripts/dev.sh test: the tests read the public data in $shared (data/ and" \
+        "validation/), which is missing; clone fleetsim beside the project's shared/ folder," \
+        "or configure with -DFLEETSIM_SHARED_DIR=PATH" >&2
+      exit 2
+    fi
     ctest --preset release -j "$(nproc)"
     ;;
   *)
