@@ -209,6 +209,10 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = *running_[i];
+    if (s.in_flight) {
+      ++i;
+      continue;
+    }
     const std::int32_t remaining = s.num_tokens() - s.num_computed;
     // A decode verifies the drafts proposed for it (never more than its answer has left), and
     // they take their share of the token budget, as vLLM's num_tokens_with_spec does.
@@ -225,8 +229,11 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     bool self_preempted = false;
     while (!cache_.allocate(s.request->id, hashes_of(s), 0, s.num_computed + n)) {
       preempted = true;
-      std::shared_ptr<Sequence> victim = running_.back();
-      running_.pop_back();
+      // The newest request not in a step under way: `s` itself at the latest.
+      auto last = std::find_if(running_.rbegin(), running_.rend(),
+                               [](const auto& r) { return !r->in_flight; });
+      std::shared_ptr<Sequence> victim = std::move(*last);
+      running_.erase(std::next(last).base());
       const bool is_self = victim.get() == &s;
       preempt(std::move(victim));
       if (is_self) {
@@ -305,6 +312,7 @@ StepPlan Engine::plan_step(TimeNs now) {
   if (!preempted) schedule_waiting(plan, budget, now);
   plan.batch.reserve(plan.scheduled.size());
   for (const auto& e : plan.scheduled) {
+    e.seq->in_flight = true;
     plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens, e.drafts > 0});
     plan.num_tokens += e.new_tokens;
     const bool decode = e.seq->num_computed >= e.seq->request->prompt_tokens;
@@ -318,6 +326,7 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   ++counters_.steps;
   for (const auto& e : plan.scheduled) {
     Sequence& s = *e.seq;
+    s.in_flight = false;
     // Rejected drafts leave no KV behind: only the accepted ones join the computed tokens.
     const std::int32_t accepted = e.drafts > 0 ? accepted_drafts(e.drafts) : 0;
     s.num_computed += e.new_tokens - (e.drafts - accepted);
@@ -382,6 +391,12 @@ bool Engine::abort(std::int64_t id, std::int32_t attempt) {
   return false;
 }
 
+bool Engine::in_flight(std::int64_t id, std::int32_t attempt) const {
+  return std::any_of(running_.begin(), running_.end(), [&](const std::shared_ptr<Sequence>& s) {
+    return s->in_flight && s->request->id == id && s->request->attempt == attempt;
+  });
+}
+
 std::int32_t Engine::held_blocks() const {
   std::int32_t n = 0;
   for (const auto& [id, attempt] : held_) n += cache_.blocks_held(id);
@@ -441,6 +456,13 @@ const ParamSpec& server_spec() {
                 {"per_request", "per_lookup"})
           .integer("kv_cache_dtype_bytes", 2, "bytes per KV element (2 = bf16/fp16, 1 = fp8)", 1, 4)
           .integer("tensor_parallel_size", 1, "GPUs per pod (tensor parallelism)", 1, 64)
+          .integer("pipeline_parallel_size", 1,
+                   "pipeline stages of a pod (vLLM --pipeline-parallel-size): each stage's "
+                   "tensor_parallel_size GPUs hold a 1/pp share of the layers, and up to pp "
+                   "microbatches of different requests run through the stages at once (vLLM "
+                   "V1's batch queue); a pod takes tensor_parallel_size x pipeline_parallel_size "
+                   "GPUs; needs the roofline cost model",
+                   1, 64)
           .boolean(
               "enable_expert_parallel", false,
               "vLLM's --enable-expert-parallel: a mixture of experts' experts are spread whole "

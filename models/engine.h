@@ -82,6 +82,10 @@ struct Sequence {
   std::int32_t cached_tokens = -1;  // prefix-cache hit at first admission; -1 before
   std::int32_t preemptions = 0;
   bool counted = false;  // prefix-cache queries already counted once
+  // In a step that has not ended: a pipeline-parallel pod runs several steps (microbatches) at
+  // once, and a request waits for its step's token before it joins another (vLLM V1's batch
+  // queue skips a request with nothing new to compute).
+  bool in_flight = false;
   TimeNs enqueued = 0;
   std::int32_t loading_blocks = 0;  // blocks being loaded from the host tier
   TimeNs load_done = 0;             // when that load ends
@@ -161,7 +165,8 @@ class Engine {
   // `remote`: the prompt's KV is read from a prefill pod instead of being computed here.
   void add(RequestPtr request, TimeNs now, RemoteKv remote = {});
   bool has_work() const { return !waiting_.empty() || !running_.empty() || !loading_.empty(); }
-  // `now` decides which loads from the host tier have ended.
+  // `now` decides which loads from the host tier have ended. Requests in a step under way are
+  // left out (several steps are under way only on a pipeline-parallel pod).
   StepPlan plan_step(TimeNs now = 0);
   StepOutcome finish_step(const StepPlan& plan);
   // Drops every sequence (a crash); returns the requests that were inside.
@@ -193,6 +198,8 @@ class Engine {
   // The read of `request`'s prompt from a prefill pod ended (or failed, for a read that fails)
   // at `now`; false when no such read is under way (the request is gone).
   bool remote_read_done(const Request& request, TimeNs now);
+  // Whether this attempt is part of a step under way (abort() must wait for its end).
+  bool in_flight(std::int64_t id, std::int32_t attempt) const;
   const EngineCounters& counters() const { return counters_; }
   const KvBlockCache& cache() const { return cache_; }
   void set_kv_event_log(std::vector<KvEvent>* log) { cache_.set_event_log(log); }

@@ -107,6 +107,36 @@ TEST(Engine, RejectsBadConfigAndRequestsWithoutHashes) {
   EXPECT_THROW(engine.add(r, 0), InternalError);  // hashes at another block size
 }
 
+TEST(Engine, AStepUnderWayKeepsItsRequestsOutOfTheNextPlan) {
+  // A pipeline-parallel pod plans its next microbatch while this one runs: a request waits for
+  // its token before it is scheduled again, and the next plan takes the others.
+  Engine engine(config(64), 64);
+  engine.add(make_request(1, 40, 3), 0);
+  engine.add(make_request(2, 40, 3), 0);
+  const StepPlan first = engine.plan_step();
+  ASSERT_EQ(first.scheduled.size(), 2u);  // 40 + 24 of 64
+  EXPECT_EQ(first.scheduled[1].new_tokens, 24);
+  EXPECT_TRUE(engine.in_flight(1, 1));
+  engine.add(make_request(3, 10, 3), 0);
+  const StepPlan second = engine.plan_step();
+  ASSERT_EQ(second.scheduled.size(), 1u);
+  EXPECT_EQ(second.scheduled[0].seq->request->id, 3);
+  EXPECT_TRUE(engine.plan_step().empty());  // everything is under way
+  // Request 3 cannot be aborted while its step runs (the pod waits for the step's end).
+  EXPECT_TRUE(engine.in_flight(3, 1));
+  engine.finish_step(first);
+  EXPECT_FALSE(engine.in_flight(1, 1));
+  const StepPlan third = engine.plan_step();
+  // Request 1 decodes, request 2 finishes its prompt; request 3 is still under way.
+  ASSERT_EQ(third.scheduled.size(), 2u);
+  EXPECT_EQ(third.scheduled[0].seq->request->id, 1);
+  EXPECT_EQ(third.scheduled[0].new_tokens, 1);
+  EXPECT_EQ(third.scheduled[1].new_tokens, 16);
+  engine.finish_step(second);
+  engine.finish_step(third);
+  EXPECT_FALSE(engine.in_flight(3, 1));
+}
+
 TEST(Engine, SingleRequestPrefillThenDecodes) {
   Engine engine(config(), 64);
   // Prompt 100 + 30 = 130 tokens, 4 output tokens.

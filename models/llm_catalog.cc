@@ -1,7 +1,9 @@
 #include "models/llm_catalog.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "sim/errors.h"
 #include "sim/named.h"
 
 namespace fleetsim {
@@ -329,6 +331,28 @@ double bytes_per_weight(WeightDtype d) {
       return (4.0 + 8.0 / 32.0) / 8.0;
   }
   return 2.0;
+}
+
+LlmSpec pipeline_stage(const LlmSpec& llm, std::int32_t pp) {
+  if (pp <= 1) return llm;
+  if (pp > llm.layers) {
+    throw ScenarioError("pipeline_parallel_size " + std::to_string(pp) + " exceeds " + llm.name +
+                        "'s " + std::to_string(llm.layers) +
+                        " layers; expected at most one stage a layer");
+  }
+  LlmSpec s = llm;
+  s.layers = (llm.layers + pp - 1) / pp;
+  const double share = static_cast<double>(s.layers) / llm.layers;
+  const auto in_share = [share](std::int32_t n) {
+    return static_cast<std::int32_t>(std::lround(n * share));
+  };
+  s.dense_layers = std::min(in_share(llm.dense_layers), s.layers);
+  s.sliding_layers = std::min(in_share(llm.sliding_layers), s.layers);
+  const double tables = llm.embedding_params() * (llm.tied_embeddings ? 1.0 : 2.0);
+  s.params_b = ((llm.params_b * 1e9 - tables) * share + llm.embedding_params()) / 1e9;
+  s.tied_embeddings = true;
+  s.name = llm.name + " (stage of " + std::to_string(pp) + ")";
+  return s;
 }
 
 const std::vector<LlmSpec>& llm_catalog() {

@@ -135,4 +135,12 @@ const LlmSpec& find_model(const std::vector<LlmSpec>& extra, const std::string& 
 
 std::vector<std::string> model_names();
 
+// The busiest stage of `llm` split over `pp` pipeline stages (vLLM --pipeline-parallel-size):
+// ceil(layers / pp) of its layers (vLLM's get_pp_indices gives the remainder's extra layers to
+// the stages before the last), their dense, MoE and sliding-window layers in proportion, and one
+// vocabulary table: the first stage holds the embedding, the last the lm_head (a stage spec is
+// marked tied_embeddings, one table read whole as its lm_head, the last stage's work). pp 1
+// returns `llm` unchanged; pp above the layer count throws ScenarioError.
+LlmSpec pipeline_stage(const LlmSpec& llm, std::int32_t pp);
+
 }  // namespace fleetsim

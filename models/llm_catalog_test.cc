@@ -125,5 +125,27 @@ TEST(LlmCatalog, UnknownNameListsTheValidOnes) {
   }
 }
 
+TEST(LlmCatalog, APipelineStageHoldsItsLayersAndOneVocabularyTable) {
+  // Llama-3.1-70B: 80 layers, 70.6e9 parameters, two 128,256 x 8,192 tables.
+  const LlmSpec& llm = find_model("Llama-3.1-70B");
+  const LlmSpec two = pipeline_stage(llm, 2);
+  EXPECT_EQ(two.layers, 40);
+  EXPECT_TRUE(two.tied_embeddings);
+  const double table = llm.embedding_params();
+  EXPECT_NEAR(two.params_b * 1e9, (llm.params_b * 1e9 - 2 * table) / 2 + table, 1e3);
+  // Each stage holds half the layers' weights and one table, so both together hold the model.
+  EXPECT_NEAR(2 * two.weight_bytes_total(), llm.weight_bytes_total(), 1e3);
+  EXPECT_EQ(2 * two.kv_bytes_per_token(2), llm.kv_bytes_per_token(2));
+  // 80 layers over 3 stages: the busiest holds 27.
+  EXPECT_EQ(pipeline_stage(llm, 3).layers, 27);
+  EXPECT_EQ(pipeline_stage(llm, 1).params_b, llm.params_b);
+  EXPECT_THROW(pipeline_stage(llm, 81), ScenarioError);
+  // An MoE stage keeps its share of the dense layers (DeepSeek-V3: 3 of 61).
+  const LlmSpec ds = pipeline_stage(find_model("DeepSeek-V3"), 2);
+  EXPECT_EQ(ds.layers, 31);
+  EXPECT_EQ(ds.dense_layers, 2);
+  EXPECT_EQ(ds.num_experts, find_model("DeepSeek-V3").num_experts);
+}
+
 }  // namespace
 }  // namespace fleetsim

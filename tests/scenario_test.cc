@@ -311,6 +311,55 @@ TEST(Scenario, ExpertParallelismReachesThePodsCostModel) {
   EXPECT_TRUE(facts(spread).allreduce_through_nccl);
 }
 
+TEST(Scenario, APipelineOfStagesHoldsMoreKvAndDecodesThroughEveryStage) {
+  const auto sets = [](int pp) {
+    return std::vector<std::string>{"fleet.gpu=H100-SXM", "fleet.model=Llama-3.1-8B",
+                                    "fleet.server.pipeline_parallel_size=" + std::to_string(pp)};
+  };
+  const auto scenario = [](const std::vector<std::string>& s) {
+    return parse_scenario(testing::small_scenario_yaml("round_robin"), "s.yaml", s);
+  };
+  const PoolFacts one = fleet_facts(scenario(sets(1))).pools.front();
+  const PoolFacts two = fleet_facts(scenario(sets(2))).pools.front();
+  EXPECT_EQ(two.pipeline_parallel_size, 2);
+  EXPECT_EQ(pool_gpus(two, 1), 6);
+  // Each stage's GPU holds half the layers' weights and KV: more than twice the blocks.
+  EXPECT_GT(two.kv_blocks_per_pod, 2 * one.kv_blocks_per_pod);
+  // A token crosses both stages one after the other: a decode takes about as long as on one
+  // GPU, plus the hand-over.
+  const auto tpot = [&](int pp) { return run_scenario(scenario(sets(pp)), 1).arms[0].summary; };
+  const ArmSummary a = tpot(1);
+  const ArmSummary b = tpot(2);
+  EXPECT_EQ(b.failed, 0);
+  EXPECT_EQ(b.completed, a.completed);
+  EXPECT_GT(b.tpot_ms.mean, 0.9 * a.tpot_ms.mean);
+  EXPECT_LT(b.tpot_ms.mean, 1.3 * a.tpot_ms.mean);
+}
+
+TEST(Scenario, WhatAPipelineDoesNotRunWithIsRefused) {
+  const auto error = [](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), "fleet.server.pipeline_parallel_size=4");
+    try {
+      fleet_facts(parse_scenario(testing::small_scenario_yaml("round_robin"), "s.yaml", sets));
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error({"fleet.cost_model.type=fitted"}).find("needs cost_model.type roofline"),
+            std::string::npos);
+  EXPECT_NE(error({"fleet.pods_per_gpu=2", "fleet.server.gpu_memory_utilization=0.45"})
+                .find("expected pods_per_gpu 1"),
+            std::string::npos);
+  EXPECT_NE(
+      error({"fleet.server.speculative_method=ngram", "fleet.server.num_speculative_tokens=2"})
+          .find("speculative decoding is not modelled"),
+      std::string::npos);
+  EXPECT_NE(error({"fleet.server.pipeline_parallel_size=40"})
+                .find("exceeds Qwen2.5-7B-Instruct's 28 layers"),
+            std::string::npos);
+}
+
 TEST(Scenario, AnUnknownAllReducePathIsRefusedWithTheValidOnes) {
   const std::string e =
       error_of(testing::small_scenario_yaml("round_robin"),

@@ -52,6 +52,7 @@ Pod::Pod(int index, std::string name, EventLoop& loop, const PodConfig& config,
       cost_(std::move(cost)),
       observer_(observer),
       engine_(std::make_unique<Engine>(config.engine, config.num_blocks)),
+      stages_(std::max(config.pipeline_parallel_size, 1)),
       api_free_at_(static_cast<size_t>(std::max(config.api_server_count, 1)), 0) {}
 
 EngineCounters Pod::counters() const {
@@ -116,7 +117,7 @@ void Pod::enqueue(RequestPtr r, std::uint64_t epoch) {
     return;
   }
   engine_->add(std::move(r), loop_.now());
-  if (!busy_) start_step();
+  if (can_plan()) start_step();
 }
 
 RequestPtr Pod::take_awaiting_prefill(const Request& leg) {
@@ -139,7 +140,7 @@ void Pod::prefill_done(const RequestPtr& leg, int source, std::int32_t prefill_t
                         config_.kv_transfer_latency, source_link_down || kv_link_down_, source,
                         static_cast<double>(t) / std::max(prefill_tp, 1)};
   engine_->add(std::move(r), loop_.now(), remote);
-  if (!busy_) start_step();
+  if (can_plan()) start_step();
 }
 
 void Pod::prefill_failed(const RequestPtr& leg, Outcome outcome) {
@@ -157,33 +158,89 @@ void Pod::release_prefill_kv(std::int64_t id, std::int32_t attempt) {
   wake();
 }
 
-void Pod::wake() {
-  if (!busy_ && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
+bool Pod::can_plan() const {
+  if (config_.pipeline_parallel_size > 1) {
+    return pipeline_.size() < static_cast<size_t>(config_.pipeline_parallel_size);
+  }
+  return !busy_;
 }
 
-void Pod::start_step() {
-  current_ = engine_->plan_step(loop_.now());
+void Pod::wake() {
+  if (can_plan() && health_ != PodHealth::kBlackHole && engine_->has_work()) start_step();
+}
+
+StepPlan Pod::plan_next() {
+  StepPlan plan = engine_->plan_step(loop_.now());
   // vLLM's kv_load_failure_policy fail: the request ends with an error before its first token.
-  for (const RequestPtr& r : current_.load_failed) {
+  for (const RequestPtr& r : plan.load_failed) {
     listener_->on_pod_failed(r, index_, Outcome::kServerError500);
   }
   // Admitted requests may have nothing to compute yet (their prefix loads from host memory).
-  for (const Sequence* s : current_.admitted) {
+  for (const Sequence* s : plan.admitted) {
     // A prefill leg is the decode pod's business; its request is admitted there.
     if (s->request->prefill_leg_for >= 0) continue;
     observer_.on_admitted(*s->request, index_, s->cached_tokens, loop_.now());
   }
-  for (const Sequence* s : current_.remote_reads) start_kv_read(*s);
-  if (current_.empty()) {
-    busy_ = false;
-    // Idle while prefixes load from host memory: plan again when the first load ends.
-    if (const auto done = engine_->next_load_done()) {
-      loop_.schedule_at(std::max(*done, loop_.now()), [this, epoch = epoch_] {
-        if (epoch == epoch_ && !busy_) start_step();
-      });
+  for (const Sequence* s : plan.remote_reads) start_kv_read(*s);
+  return plan;
+}
+
+void Pod::go_idle(const StepPlan& empty_plan) {
+  busy_ = false;
+  // Idle while prefixes load from host memory: plan again when the first load ends.
+  if (const auto done = engine_->next_load_done()) {
+    loop_.schedule_at(std::max(*done, loop_.now()), [this, epoch = epoch_] {
+      if (epoch == epoch_ && can_plan()) start_step();
+    });
+  }
+  // A draining pod whose last request just failed its read has nothing left.
+  if (!empty_plan.load_failed.empty()) stop_if_drained();
+}
+
+void Pod::start_microbatches() {
+  const auto stages = static_cast<size_t>(config_.pipeline_parallel_size);
+  while (pipeline_.size() < stages) {
+    StepPlan plan = plan_next();
+    if (plan.empty()) {
+      if (pipeline_.empty()) go_idle(plan);
+      return;
     }
-    // A draining pod whose last request just failed its read has nothing left.
-    if (!current_.load_failed.empty()) stop_if_drained();
+    // The cost model times one stage's layers; its host part (scheduling, input preparation,
+    // sampling) is paid once a microbatch, on the driver.
+    const TimeNs host = std::min(cost_->host_overhead(), cost_->step_time(plan.batch));
+    const TimeNs stage = cost_->step_time(plan.batch) - host;
+    const double send_ns =
+        config_.pipeline_send_gbs > 0
+            ? config_.pipeline_send_bytes_per_token * plan.num_tokens / config_.pipeline_send_gbs
+            : 0.0;
+    const TimeNs send = config_.pipeline_send_latency + saturated_ns(send_ns);
+    const TimeNs now = loop_.now();
+    const TimeNs end = stages_.admit(now, scale_ns(host, slowdown_), scale_ns(stage, slowdown_),
+                                     scale_ns(send, slowdown_));
+    busy_ = true;
+    pipeline_.push_back({std::move(plan), now, {}});
+    pipeline_.back().end = loop_.schedule_at(end, [this] { end_microbatch(); });
+  }
+}
+
+void Pod::end_microbatch() {
+  Microbatch done = std::move(pipeline_.front());
+  pipeline_.pop_front();
+  busy_ = !pipeline_.empty();
+  finish(done.plan, done.start);
+  apply_aborts();
+  start_step();
+  stop_if_drained();
+}
+
+void Pod::start_step() {
+  if (config_.pipeline_parallel_size > 1) {
+    start_microbatches();
+    return;
+  }
+  current_ = plan_next();
+  if (current_.empty()) {
+    go_idle(current_);
     return;
   }
   busy_ = true;
@@ -233,7 +290,13 @@ void Pod::abort(const Request& r) {
 }
 
 void Pod::apply_aborts() {
+  // A request in a microbatch still under way is aborted when that one ends.
+  std::vector<std::pair<std::int64_t, std::int32_t>> later;
   for (const auto& [id, attempt] : aborts_) {
+    if (engine_->in_flight(id, attempt)) {
+      later.emplace_back(id, attempt);
+      continue;
+    }
     if (!engine_->abort(id, attempt)) continue;  // it finished meanwhile
     std::erase(streamed_, id);
     std::erase_if(kv_reads_, [&](const auto& read) {
@@ -242,7 +305,7 @@ void Pod::apply_aborts() {
       return true;
     });
   }
-  aborts_.clear();
+  aborts_ = std::move(later);
 }
 
 void Pod::start_kv_read(const Sequence& s) {
@@ -287,8 +350,15 @@ void Pod::publish_kv_events() {
 }
 
 void Pod::end_step() {
-  observer_.on_step(index_, current_, step_start_, loop_.now() - step_start_);
-  const StepOutcome out = engine_->finish_step(current_);
+  finish(current_, step_start_);
+  apply_aborts();
+  start_step();
+  stop_if_drained();
+}
+
+void Pod::finish(const StepPlan& plan, TimeNs start) {
+  observer_.on_step(index_, plan, start, loop_.now() - start);
+  const StepOutcome out = engine_->finish_step(plan);
   // Blocks were stored when this step was scheduled; vLLM publishes them once per step.
   if (publish_events_ && !events_.empty()) {
     listener_->on_pod_kv_events(index_, std::move(events_));
@@ -310,9 +380,6 @@ void Pod::end_step() {
     }
     listener_->on_pod_finished(s->request, index_);
   }
-  apply_aborts();
-  start_step();
-  stop_if_drained();
 }
 
 void Pod::drain(std::function<void()> on_stopped) {
@@ -341,10 +408,13 @@ void Pod::crash(PodHealth after) {
   in_api_stage_.clear();
   std::fill(api_free_at_.begin(), api_free_at_.end(), 0);  // the backlog died with the process
   health_ = after;
-  if (busy_) {
+  if (busy_ && pipeline_.empty()) {
     if (gpu_job_ != 0) share_->cancel(gpu_job_);
     loop_.cancel(step_event_);
   }
+  for (const Microbatch& m : pipeline_) loop_.cancel(m.end);
+  pipeline_.clear();
+  stages_.reset();
   gpu_job_ = 0;
   for (const auto& [r, read] : kv_reads_) kv_network_->cancel(read);
   kv_reads_.clear();

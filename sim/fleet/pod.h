@@ -4,6 +4,7 @@
 // slower.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "sim/fleet/gpu_share.h"
 #include "sim/fleet/kv_network.h"
 #include "sim/fleet/observer.h"
+#include "sim/fleet/pipeline_stages.h"
 
 namespace fleetsim {
 
@@ -33,6 +35,14 @@ struct PodConfig {
   // HTTP 400 by the API server (0 = no limit).
   std::int32_t max_model_len = 0;
   std::int32_t tensor_parallel_size = 1;
+  // Pipeline parallelism: stages of tensor_parallel_size GPUs each, whose steps (microbatches)
+  // overlap (pipeline_stages.h). The cost model times one stage; a microbatch's activations
+  // (hidden states and residual, BF16) cross from stage to stage at this many bytes a token,
+  // this bandwidth (GB/s) and this fixed latency.
+  std::int32_t pipeline_parallel_size = 1;
+  double pipeline_send_bytes_per_token = 0;
+  double pipeline_send_gbs = 0;
+  TimeNs pipeline_send_latency = 0;
   // Prefill/decode disaggregation: bytes of one prompt token's KV that one GPU of this pod reads
   // from a prefill pod when the smaller of the two pods' tensor-parallel sizes is t
   // (kv_transfer_bytes[t], t = 1..tensor_parallel_size; the side with fewer GPUs sets the pace),
@@ -136,6 +146,18 @@ class Pod {
  private:
   void enqueue(RequestPtr r, std::uint64_t epoch);
   void start_step();
+  // The engine's next step, its admissions and failures told to whoever listens.
+  StepPlan plan_next();
+  // Nothing to run: idle until work arrives or a load from host memory ends.
+  void go_idle(const StepPlan& empty_plan);
+  // Whether the pod may plan another step now: none under way, or on a pipeline-parallel pod
+  // fewer than its stages.
+  bool can_plan() const;
+  // A pipeline-parallel pod: plans microbatches while its batch queue has room.
+  void start_microbatches();
+  void end_microbatch();
+  // A step's results: its tokens out, its finished requests answered.
+  void finish(const StepPlan& plan, TimeNs start);
   // Plans a step when the pod is idle, answering and has work (freed blocks may admit some).
   void wake();
   // A step of `dt` solo on a GPU shared with co-located pods: its GPU part runs at the share
@@ -166,6 +188,14 @@ class Pod {
   EngineCounters retired_;  // counters of processes that crashed
   StepPlan current_;
   EventId step_event_;
+  // Microbatches under way on a pipeline-parallel pod, oldest first: each ends in turn.
+  struct Microbatch {
+    StepPlan plan;
+    TimeNs start = 0;
+    EventId end;
+  };
+  std::deque<Microbatch> pipeline_;
+  PipelineStages stages_;
   TimeNs step_start_ = 0;
   GpuShare::JobId gpu_job_ = 0;  // the running step's GPU work on a shared GPU, until served
   KvNetwork* kv_network_ = nullptr;

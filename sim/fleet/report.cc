@@ -223,6 +223,9 @@ std::string pod_extras(const PoolFacts& p) {
   if (p.allreduce_through_host) out += "  all-reduce through host memory (no GPU P2P)";
   if (p.allreduce_through_nccl) out += "  all-reduce through NCCL over PCIe";
   if (p.expert_parallel) out += "  experts spread whole (expert parallel)";
+  if (p.pipeline_parallel_size > 1) {
+    out += "  " + std::to_string(p.pipeline_parallel_size) + " pipeline stages";
+  }
   return out;
 }
 
@@ -245,6 +248,7 @@ void add_pod_extras(nlohmann::json& j, const PoolFacts& p) {
   if (p.allreduce_through_host) j["allreduce_path"] = "host";
   if (p.allreduce_through_nccl) j["allreduce_via"] = "nccl_pcie";
   if (p.expert_parallel) j["expert_parallel"] = true;
+  if (p.pipeline_parallel_size > 1) j["pipeline_parallel_size"] = p.pipeline_parallel_size;
 }
 
 // How the pool's pods sit on GPUs, where it is not one pod a GPU of its own.
@@ -315,15 +319,21 @@ std::string sharing_label(const PoolSpec& pool, const FleetSpec& fleet) {
 }
 
 // "3 x A100" for a pod a GPU; else the GPUs the pods take and why: "4 pods on 2 x RTX-PRO-6000
-// (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)", "(TP 2, 2 a GPU)".
+// (2 a GPU)", "(2 a GPU, MPS)", "2 pods on 4 x H100-SXM (TP 2)", "(TP 2, 2 a GPU)", "(TP 4 x PP
+// 2)".
 std::string pods_on_gpus(const PoolFacts& p, const PoolSpec& pool, const FleetSpec& fleet) {
   const std::int32_t tp = std::max(1, p.tensor_parallel_size);
+  const std::int32_t pp = std::max(1, p.pipeline_parallel_size);
   const std::int32_t per_gpu = pool.pods_per_gpu;
   const std::string sharing = sharing_label(pool, fleet);
-  if (tp == 1 && per_gpu <= 1 && sharing.empty()) return std::to_string(p.pods) + " x " + p.gpu;
+  if (tp == 1 && pp == 1 && per_gpu <= 1 && sharing.empty()) {
+    return std::to_string(p.pods) + " x " + p.gpu;
+  }
   const std::int64_t gpus = pool_gpus(p, per_gpu);
   std::string how = tp > 1 ? "TP " + std::to_string(tp) : "";
-  if (per_gpu > 1 || tp == 1) how += (how.empty() ? "" : ", ") + std::to_string(per_gpu) + " a GPU";
+  if (pp > 1) how += (how.empty() ? "PP " : " x PP ") + std::to_string(pp);
+  if (per_gpu > 1 || (tp == 1 && pp == 1))
+    how += (how.empty() ? "" : ", ") + std::to_string(per_gpu) + " a GPU";
   return std::to_string(p.pods) + (p.pods == 1 ? " pod on " : " pods on ") + std::to_string(gpus) +
          " x " + p.gpu + " (" + how + sharing + ")";
 }

@@ -106,6 +106,45 @@ void budget_without_chunking(EngineConfig& e, const Params& server, std::int32_t
   }
 }
 
+// What vLLM or this model does not run with pipeline parallelism.
+void check_pipeline(const PoolSpec& pool, std::int32_t pp) {
+  if (pp <= 1) return;
+  const std::string at =
+      "pool '" + pool.name + "': server.pipeline_parallel_size " + std::to_string(pp) + " ";
+  if (pool.cost_model.get_string("type") != "roofline") {
+    throw ScenarioError(at +
+                        "needs cost_model.type roofline, which times one stage's layers; a "
+                        "fitted model's coefficients time whole steps");
+  }
+  if (pool.pods_per_gpu > 1) {
+    throw ScenarioError(at +
+                        "spans several GPUs, so its pods cannot share one; expected "
+                        "pods_per_gpu 1");
+  }
+  if (pool.server.get_int("num_speculative_tokens") > 0) {
+    throw ScenarioError(at +
+                        "with speculative decoding is not modelled; expected "
+                        "num_speculative_tokens 0");
+  }
+}
+
+// Stage to stage, NCCL sends each microbatch's hidden states and residual (BF16) from every GPU
+// of a stage to its peer in the next: over the GPUs' own link within a node (an NVLink domain,
+// or up to eight PCIe GPUs), over the network (server.kv_transfer_gbs a GPU) beyond. Its fixed
+// cost is NCCL's small-message floor (kNcclPcieLatencyUs); NVLink pays less and a network more,
+// a few tens of microseconds either way against stages of milliseconds.
+void set_pipeline_send(PodConfig& c, const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
+                       const Params& server) {
+  constexpr std::int32_t kGpusPerPcieNode = 8;
+  const std::int32_t gpus = tp * c.pipeline_parallel_size;
+  const bool one_node = gpus <= std::max(gpu.nvlink_gpus, kGpusPerPcieNode);
+  c.pipeline_send_bytes_per_token = 2.0 * 2.0 * llm.hidden_size;
+  c.pipeline_send_gbs = one_node
+                            ? gpu.interconnect_gbs
+                            : std::min(gpu.interconnect_gbs, server.get_double("kv_transfer_gbs"));
+  c.pipeline_send_latency = saturated_ns(kNcclPcieLatencyUs * 1e3);
+}
+
 // The GPU a pod of `pool` sees: the pool's, or under MIG the instance it is given.
 GpuSpec pod_gpu(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec& gpu = find_gpu(fleet.gpus, pool.gpu);
@@ -121,8 +160,11 @@ GpuSpec pod_gpu(const PoolSpec& pool, const FleetSpec& fleet) {
 
 PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const GpuSpec gpu = pod_gpu(pool, fleet);
-  const LlmSpec& llm = find_model(fleet.models, pool.model);
   const Params& server = pool.server;
+  const auto pp = static_cast<std::int32_t>(server.get_int("pipeline_parallel_size"));
+  check_pipeline(pool, pp);
+  // Every quantity per GPU below is the busiest pipeline stage's (all of the model at pp 1).
+  const LlmSpec llm = pipeline_stage(find_model(fleet.models, pool.model), pp);
   PodBuild b;
   b.config.engine = engine_config_from(server, gpu.memory_gib, gpu.name);
   b.config.engine.block_size = attention_block_size(gpu, llm, b.config.engine.block_size);
@@ -142,8 +184,10 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
       static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
-  set_kv_offload(b.config.engine, server, gpu, cap.bytes_per_token, tp, pool.name);
+  set_kv_offload(b.config.engine, server, gpu, cap.bytes_per_token, tp * pp, pool.name);
   b.config.tensor_parallel_size = tp;
+  b.config.pipeline_parallel_size = pp;
+  if (pp > 1) set_pipeline_send(b.config, gpu, llm, tp, server);
   // The full-attention layers' KV (a sliding layer's window is a few blocks); a latent
   // (MLA) is whole on every rank, grouped KV heads split across ranks.
   b.config.kv_transfer_bytes.assign(static_cast<size_t>(tp) + 1, 0.0);
@@ -220,7 +264,8 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 }  // namespace
 
 std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
-  const std::int32_t tp = std::max(1, p.tensor_parallel_size);
+  const std::int32_t tp =
+      std::max(1, p.tensor_parallel_size) * std::max(1, p.pipeline_parallel_size);
   const std::int32_t share = std::max(1, pods_per_gpu);
   return (std::int64_t{p.pods} + share - 1) / share * tp;
 }
@@ -240,6 +285,7 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.max_num_seqs = b.config.engine.max_num_seqs;
     facts.role = pool.role;
     facts.tensor_parallel_size = b.config.tensor_parallel_size;
+    facts.pipeline_parallel_size = b.config.pipeline_parallel_size;
     const bool roofline = pool.cost_model.get_string("type") == "roofline";
     const AllreducePath path = allreduce_path_named(pool.cost_model.get_string("allreduce_path"));
     facts.allreduce_through_host =
@@ -385,7 +431,8 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   for (const PoolSpec& pool : pool_specs) {
     builds.push_back(build_pod(pool, s.fleet));
     layout.push_back({pool.pods, pool.pods_per_gpu,
-                      static_cast<int>(pool.server.get_int("tensor_parallel_size"))});
+                      static_cast<int>(pool.server.get_int("tensor_parallel_size") *
+                                       pool.server.get_int("pipeline_parallel_size"))});
   }
   const std::int32_t block_size = builds.front().config.engine.block_size;
   const GatewayConfig gcfg = gateway_config_from(arm.gateway);
@@ -618,7 +665,8 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     for (size_t p = 0; p < as.pools.size(); ++p) {
       PodTime& t = as.pools[p].pods;
       t.gpu_seconds = t.pod_seconds *
-                      static_cast<double>(pool_specs[p].server.get_int("tensor_parallel_size")) /
+                      static_cast<double>(pool_specs[p].server.get_int("tensor_parallel_size") *
+                                          pool_specs[p].server.get_int("pipeline_parallel_size")) /
                       pool_specs[p].pods_per_gpu;
       as.fleet.gpu_seconds += t.gpu_seconds;
     }

@@ -35,6 +35,7 @@ struct PoolFacts {
   std::int32_t num_speculative_tokens = 0;
   PodRole role = PodRole::kBoth;  // prefill/decode disaggregation
   std::int32_t tensor_parallel_size = 1;
+  std::int32_t pipeline_parallel_size = 1;  // stages of tensor_parallel_size GPUs each
   // Tensor parallelism without GPU peer to peer: all-reduces through host memory
   // (cost_model.allreduce_path: host).
   bool allreduce_through_host = false;
@@ -70,8 +71,8 @@ struct RunResult {
 };
 
 FleetFacts fleet_facts(const Scenario& s);
-// The GPUs a pool's pods take: TP of them (tensor-parallel size) for every `pods_per_gpu`
-// co-located pods.
+// The GPUs a pool's pods take: TP x PP of them (tensor- and pipeline-parallel sizes) for every
+// `pods_per_gpu` co-located pods.
 std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu);
 // What a policy of `arm` is built with: the fleet's pods and pools, the seed, and its stream
 // ("arm/<arm>/policy"; replica r > 0 of the gateway: "arm/<arm>/replica-<r>/policy").
