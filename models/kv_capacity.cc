@@ -145,7 +145,7 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
         "), activations " + gib(cap.activation_bytes) + " GiB" +
         (cap.cuda_graph_bytes > 0 ? ", CUDA graphs " + gib(cap.cuda_graph_bytes) + " GiB" : "") +
         " leave " + gib(cap.kv_bytes) +
-        " GiB for the KV cache; use a larger GPU, more tensor parallelism or an "
+        " GiB for the KV cache; use a larger GPU, more tensor or pipeline parallelism, or an "
         "FP8 checkpoint");
   }
   return cap;
@@ -189,7 +189,7 @@ void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, con
       " tokens needs " + gib(needed) + " GiB of KV cache per GPU and " + gib(cap.kv_bytes) +
       " GiB is left; the longest that fits is " + std::to_string(lo) +
       " tokens: set server.max_model_len to at most that, raise server.gpu_memory_utilization, "
-      "or use more tensor parallelism");
+      "or use more tensor or pipeline parallelism");
 }
 
 }  // namespace fleetsim

@@ -15,7 +15,8 @@
 #  * docs/pd-disaggregation.md's five: `fleetsim run`, `fleetsim sweep` and two `fleetsim plan`s
 #    (one pool, both pools) of scenarios/pd-disaggregation.yaml, and `fleetsim sweep
 #    scenarios/pd-prefill-link.yaml`;
-#  * docs/scenarios.md's sweep of scenarios/azure-conv-day.yaml over the pod count, and
+#  * docs/scenarios.md's sweeps of scenarios/azure-conv-day.yaml over the pod count and of
+#    scenarios/pipeline-deepseek-v3.yaml, and
 #    docs/calibration.md's fitted form of the example steps (each block with its command);
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
@@ -94,6 +95,8 @@ check_quoted(docs/plan.md "plan pd-autoscale: fewest fleet.pools.prefill.pods" p
 check_quoted(docs/scenarios.md
              "$ fleetsim sweep scenarios/azure-conv-day.yaml --vary fleet.pods=4,6,8,10"
              sweep scenarios/azure-conv-day.yaml --vary fleet.pods=4,6,8,10)
+check_quoted(docs/scenarios.md "$ fleetsim sweep scenarios/pipeline-deepseek-v3.yaml"
+             sweep scenarios/pipeline-deepseek-v3.yaml)
 check_quoted(docs/calibration.md
              "$ fleetsim calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted"
              calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted)

@@ -78,5 +78,18 @@ TEST(FailureScenarios, HrwPodKillIsDetectedWithinFallTimesInterval) {
   EXPECT_FALSE(fault["recovery_s"].is_null());
 }
 
+// A pipeline-parallel pod killed with microbatches under way: their requests fail, nothing of
+// them stays in the pod (run_arm checks every block came back), and it serves again after.
+TEST(FailureScenarios, APipelineKilledMidStepLosesItsMicrobatchesCleanly) {
+  const Scenario s =
+      load_scenario(testing::source_path("scenarios/hrw-pod-kill.yaml"),
+                    {"fleet.pods_per_gpu=1", "fleet.server.gpu_memory_utilization=0.9",
+                     "fleet.server.pipeline_parallel_size=2"});
+  const ArmResult a = run_arm(s, s.arms[0]);
+  EXPECT_GT(a.summary.failed, 0);
+  EXPECT_EQ(a.summary.completed + a.summary.failed, a.summary.requests);
+  EXPECT_FALSE(a.failures["faults"][0]["recovery_s"].is_null());
+}
+
 }  // namespace
 }  // namespace fleetsim
