@@ -207,8 +207,9 @@ void Pod::start_microbatches() {
     }
     // The cost model times one stage's layers; its host part (scheduling, input preparation,
     // sampling) is paid once a microbatch, on the driver.
-    const TimeNs host = std::min(cost_->host_overhead(), cost_->step_time(plan.batch));
-    const TimeNs stage = cost_->step_time(plan.batch) - host;
+    const TimeNs whole = cost_->step_time(plan.batch);
+    const TimeNs host = std::min(cost_->host_overhead(), whole);
+    const TimeNs stage = whole - host;
     const double send_ns =
         config_.pipeline_send_gbs > 0
             ? config_.pipeline_send_bytes_per_token * plan.num_tokens / config_.pipeline_send_gbs

@@ -264,10 +264,10 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
 }  // namespace
 
 std::int64_t pool_gpus(const PoolFacts& p, std::int32_t pods_per_gpu) {
-  const std::int32_t tp =
+  const std::int32_t per_pod =
       std::max(1, p.tensor_parallel_size) * std::max(1, p.pipeline_parallel_size);
   const std::int32_t share = std::max(1, pods_per_gpu);
-  return (std::int64_t{p.pods} + share - 1) / share * tp;
+  return (std::int64_t{p.pods} + share - 1) / share * per_pod;
 }
 
 FleetFacts fleet_facts(const Scenario& s) {
