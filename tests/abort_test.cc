@@ -46,5 +46,21 @@ TEST(Abort, ARequestTimedOutInTheApiServerNeverReachesTheEngine) {
   EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 0);
 }
 
+TEST(Abort, APipelineAbortsARequestWhenItsMicrobatchEnds) {
+  // A 60,000-token prompt takes 30 chunks, seconds on an L40S: the gateway gives up at 2 s while
+  // one of its chunks is under way in a pipeline of two stages. The pod aborts it once that
+  // microbatch ends, and every block comes back (run_scenario checks it).
+  std::string yaml = burst_yaml();
+  yaml.replace(yaml.find("max_num_seqs: 2}"), 16, "max_num_seqs: 2, pipeline_parallel_size: 2}");
+  yaml.replace(yaml.find("max_requests: 10"), 16, "max_requests: 1");
+  yaml.replace(yaml.find("value: 1000"), 11, "value: 60000");
+  const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
+  const ArmSummary& a = r.arms[0].summary;
+  EXPECT_EQ(a.completed, 0);
+  EXPECT_EQ(a.failed, 1);
+  ASSERT_EQ(a.per_pod.size(), 1U);
+  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 60000);
+}
+
 }  // namespace
 }  // namespace fleetsim
