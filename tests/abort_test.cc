@@ -2,6 +2,7 @@
 // a request whose client went away, so a timed-out request stops taking the pod's time and KV.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "sim/fleet/runner.h"
@@ -22,15 +23,21 @@ std::string burst_yaml() {
          "arms:\n  - name: a\n    policy: round_robin\n";
 }
 
-TEST(Abort, ATimedOutRequestIsNeverComputed) {
-  const RunResult r = run_scenario(parse_scenario(burst_yaml(), "abort.yaml"), 1);
+// Runs `yaml` and checks its requests' outcomes and the prompt tokens its one pod looked up.
+void expect_outcome(const std::string& yaml, std::int64_t completed, std::int64_t failed,
+                    std::int64_t queried_tokens) {
+  const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
   const ArmSummary& a = r.arms[0].summary;
-  EXPECT_EQ(a.completed, 2);
-  EXPECT_EQ(a.failed, 8);
+  EXPECT_EQ(a.completed, completed);
+  EXPECT_EQ(a.failed, failed);
+  ASSERT_EQ(a.per_pod.size(), 1U);
+  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, queried_tokens);
+}
+
+TEST(Abort, ATimedOutRequestIsNeverComputed) {
   // Only the two that ran were ever looked up: the eight left the queue when the gateway gave
   // up on them, instead of being computed for nobody once the first two were done.
-  ASSERT_EQ(a.per_pod.size(), 1U);
-  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 2 * 1000);
+  expect_outcome(burst_yaml(), 2, 8, 2 * 1000);
 }
 
 TEST(Abort, ARequestTimedOutInTheApiServerNeverReachesTheEngine) {
@@ -38,12 +45,7 @@ TEST(Abort, ARequestTimedOutInTheApiServerNeverReachesTheEngine) {
   // 2 s while still there, and none of them is then computed.
   std::string yaml = burst_yaml();
   yaml.replace(yaml.find("max_num_seqs: 2}"), 16, "max_num_seqs: 2, api_overhead_ms: 3000}");
-  const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
-  const ArmSummary& a = r.arms[0].summary;
-  EXPECT_EQ(a.completed, 0);
-  EXPECT_EQ(a.failed, 10);
-  ASSERT_EQ(a.per_pod.size(), 1U);
-  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 0);
+  expect_outcome(yaml, 0, 10, 0);
 }
 
 TEST(Abort, APipelineAbortsARequestWhenItsMicrobatchEnds) {
@@ -54,12 +56,7 @@ TEST(Abort, APipelineAbortsARequestWhenItsMicrobatchEnds) {
   yaml.replace(yaml.find("max_num_seqs: 2}"), 16, "max_num_seqs: 2, pipeline_parallel_size: 2}");
   yaml.replace(yaml.find("max_requests: 10"), 16, "max_requests: 1");
   yaml.replace(yaml.find("value: 1000"), 11, "value: 60000");
-  const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
-  const ArmSummary& a = r.arms[0].summary;
-  EXPECT_EQ(a.completed, 0);
-  EXPECT_EQ(a.failed, 1);
-  ASSERT_EQ(a.per_pod.size(), 1U);
-  EXPECT_EQ(a.per_pod[0].prefix_cache_queries, 60000);
+  expect_outcome(yaml, 0, 1, 60000);
 }
 
 }  // namespace
