@@ -336,8 +336,8 @@ double bytes_per_weight(WeightDtype d) {
 LlmSpec pipeline_stage(const LlmSpec& llm, std::int32_t pp) {
   if (pp <= 1) return llm;
   if (pp > llm.layers) {
-    throw ScenarioError("pipeline_parallel_size " + std::to_string(pp) + " exceeds " + llm.name +
-                        "'s " + std::to_string(llm.layers) +
+    throw ScenarioError("server.pipeline_parallel_size " + std::to_string(pp) + " exceeds " +
+                        llm.name + "'s " + std::to_string(llm.layers) +
                         " layers; expected at most one stage a layer");
   }
   LlmSpec s = llm;
