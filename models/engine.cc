@@ -209,29 +209,38 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = *running_[i];
-    if (s.in_flight) {
+    if (s.cancelled) {
       ++i;
       continue;
     }
-    const std::int32_t remaining = s.num_tokens() - s.num_computed;
+    // Computed, or under way in an earlier microbatch of a pipeline.
+    const std::int32_t ahead = s.num_computed + s.in_flight_tokens;
+    const std::int32_t remaining = s.num_tokens() - ahead;
     // A decode verifies the drafts proposed for it (never more than its answer has left), and
     // they take their share of the token budget, as vLLM's num_tokens_with_spec does.
     const std::int32_t drafts =
-        remaining == 1 ? std::clamp(std::min(config_.num_speculative_tokens,
-                                             s.request->output_tokens - s.num_output - 1),
-                                    0, std::max(budget - 1, 0))
-                       : 0;
+        remaining == 1 && !s.in_flight()
+            ? std::clamp(std::min(config_.num_speculative_tokens,
+                                  s.request->output_tokens - s.num_output - 1),
+                         0, std::max(budget - 1, 0))
+            : 0;
     const std::int32_t n = std::min(remaining + drafts, budget);
     if (n <= 0) {
       ++i;
       continue;
     }
     bool self_preempted = false;
-    while (!cache_.allocate(s.request->id, hashes_of(s), 0, s.num_computed + n)) {
-      preempted = true;
-      // The newest request not in a step under way: `s` itself at the latest.
+    bool no_room = false;
+    while (!cache_.allocate(s.request->id, hashes_of(s), 0, ahead + n)) {
+      // The newest request not in a step under way, `s` itself at the latest; when every other
+      // one is under way and `s` is too, it waits for theirs to end.
       auto last = std::find_if(running_.rbegin(), running_.rend(),
-                               [](const auto& r) { return !r->in_flight; });
+                               [](const auto& r) { return !r->in_flight(); });
+      if (last == running_.rend()) {
+        no_room = true;
+        break;
+      }
+      preempted = true;
       std::shared_ptr<Sequence> victim = std::move(*last);
       running_.erase(std::next(last).base());
       const bool is_self = victim.get() == &s;
@@ -241,9 +250,9 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
         break;
       }
     }
-    if (self_preempted) break;
-    cache_.cache_full_blocks(s.request->id, hashes_of(s), s.num_computed + n);
-    plan.scheduled.push_back({&s, n, s.num_computed, drafts});
+    if (self_preempted || no_room) break;
+    cache_.cache_full_blocks(s.request->id, hashes_of(s), ahead + n);
+    plan.scheduled.push_back({&s, n, ahead, drafts});
     budget -= n;
     ++i;
   }
@@ -312,7 +321,7 @@ StepPlan Engine::plan_step(TimeNs now) {
   if (!preempted) schedule_waiting(plan, budget, now);
   plan.batch.reserve(plan.scheduled.size());
   for (const auto& e : plan.scheduled) {
-    e.seq->in_flight = true;
+    e.seq->in_flight_tokens += e.new_tokens;
     plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens, e.drafts > 0});
     plan.num_tokens += e.new_tokens;
     const bool decode = e.seq->num_computed >= e.seq->request->prompt_tokens;
@@ -326,7 +335,7 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   ++counters_.steps;
   for (const auto& e : plan.scheduled) {
     Sequence& s = *e.seq;
-    s.in_flight = false;
+    s.in_flight_tokens -= e.new_tokens;
     // Rejected drafts leave no KV behind: only the accepted ones join the computed tokens.
     const std::int32_t accepted = e.drafts > 0 ? accepted_drafts(e.drafts) : 0;
     s.num_computed += e.new_tokens - (e.drafts - accepted);
@@ -393,8 +402,18 @@ bool Engine::abort(std::int64_t id, std::int32_t attempt) {
 
 bool Engine::in_flight(std::int64_t id, std::int32_t attempt) const {
   return std::any_of(running_.begin(), running_.end(), [&](const std::shared_ptr<Sequence>& s) {
-    return s->in_flight && s->request->id == id && s->request->attempt == attempt;
+    return s->in_flight() && s->request->id == id && s->request->attempt == attempt;
   });
+}
+
+bool Engine::cancel(std::int64_t id, std::int32_t attempt) {
+  for (const auto& s : running_) {
+    if (s->in_flight() && s->request->id == id && s->request->attempt == attempt) {
+      s->cancelled = true;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::int32_t Engine::held_blocks() const {

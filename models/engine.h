@@ -82,10 +82,14 @@ struct Sequence {
   std::int32_t cached_tokens = -1;  // prefix-cache hit at first admission; -1 before
   std::int32_t preemptions = 0;
   bool counted = false;  // prefix-cache queries already counted once
-  // In a step that has not ended: a pipeline-parallel pod runs several steps (microbatches) at
-  // once, and a request waits for its step's token before it joins another (vLLM V1's batch
-  // queue skips a request with nothing new to compute).
-  bool in_flight = false;
+  // Tokens of this request in steps that have not ended: a pipeline-parallel pod runs several
+  // steps (microbatches) at once. A prompt's next chunk may follow the one under way into the
+  // next microbatch, but a request waits for its step's token before it decodes again (vLLM V1's
+  // scheduler counts scheduled tokens as computed and skips a request with none left).
+  std::int32_t in_flight_tokens = 0;
+  bool in_flight() const { return in_flight_tokens > 0; }
+  // Aborted while under way: it gets no further step, and leaves once its steps have ended.
+  bool cancelled = false;
   TimeNs enqueued = 0;
   std::int32_t loading_blocks = 0;  // blocks being loaded from the host tier
   TimeNs load_done = 0;             // when that load ends
@@ -200,6 +204,10 @@ class Engine {
   bool remote_read_done(const Request& request, TimeNs now);
   // Whether this attempt is part of a step under way (abort() must wait for its end).
   bool in_flight(std::int64_t id, std::int32_t attempt) const;
+  // vLLM's abort of a request in a step under way (a pipeline's microbatch): it is scheduled no
+  // more, and abort() removes it once that step has ended. False when the attempt is not under
+  // way (abort() it now).
+  bool cancel(std::int64_t id, std::int32_t attempt);
   const EngineCounters& counters() const { return counters_; }
   const KvBlockCache& cache() const { return cache_; }
   void set_kv_event_log(std::vector<KvEvent>* log) { cache_.set_event_log(log); }

@@ -108,8 +108,8 @@ TEST(Engine, RejectsBadConfigAndRequestsWithoutHashes) {
 }
 
 TEST(Engine, AStepUnderWayKeepsItsRequestsOutOfTheNextPlan) {
-  // A pipeline-parallel pod plans its next microbatch while this one runs: a request waits for
-  // its token before it is scheduled again, and the next plan takes the others.
+  // A pipeline-parallel pod plans its next microbatch while this one runs: a prompt's next chunk
+  // may follow the one under way, but a request waits for its token before it decodes again.
   Engine engine(config(64), 64);
   engine.add(make_request(1, 40, 3), 0);
   engine.add(make_request(2, 40, 3), 0);
@@ -119,20 +119,25 @@ TEST(Engine, AStepUnderWayKeepsItsRequestsOutOfTheNextPlan) {
   EXPECT_TRUE(engine.in_flight(1, 1));
   engine.add(make_request(3, 10, 3), 0);
   const StepPlan second = engine.plan_step();
-  ASSERT_EQ(second.scheduled.size(), 1u);
-  EXPECT_EQ(second.scheduled[0].seq->request->id, 3);
+  // Request 2's last 16 prompt tokens, after the 24 under way, and request 3's prompt; request 1
+  // waits for its first token.
+  ASSERT_EQ(second.scheduled.size(), 2u);
+  EXPECT_EQ(second.scheduled[0].seq->request->id, 2);
+  EXPECT_EQ(second.scheduled[0].new_tokens, 16);
+  EXPECT_EQ(second.scheduled[0].context_tokens, 24);
+  EXPECT_EQ(second.scheduled[1].seq->request->id, 3);
   EXPECT_TRUE(engine.plan_step().empty());  // everything is under way
-  // Request 3 cannot be aborted while its step runs (the pod waits for the step's end).
-  EXPECT_TRUE(engine.in_flight(3, 1));
   engine.finish_step(first);
   EXPECT_FALSE(engine.in_flight(1, 1));
+  EXPECT_TRUE(engine.in_flight(2, 1));  // its second chunk still is
   const StepPlan third = engine.plan_step();
-  // Request 1 decodes, request 2 finishes its prompt; request 3 is still under way.
-  ASSERT_EQ(third.scheduled.size(), 2u);
+  ASSERT_EQ(third.scheduled.size(), 1u);
   EXPECT_EQ(third.scheduled[0].seq->request->id, 1);
   EXPECT_EQ(third.scheduled[0].new_tokens, 1);
-  EXPECT_EQ(third.scheduled[1].new_tokens, 16);
-  engine.finish_step(second);
+  // Request 2's first token comes with its last chunk, not its first.
+  const StepOutcome out = engine.finish_step(second);
+  ASSERT_EQ(out.first_tokens.size(), 2u);
+  EXPECT_EQ(out.first_tokens[0]->request->id, 2);
   engine.finish_step(third);
   EXPECT_FALSE(engine.in_flight(3, 1));
 }

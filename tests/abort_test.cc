@@ -23,15 +23,20 @@ std::string burst_yaml() {
          "arms:\n  - name: a\n    policy: round_robin\n";
 }
 
-// Runs `yaml` and checks its requests' outcomes and the prompt tokens its one pod looked up.
-void expect_outcome(const std::string& yaml, std::int64_t completed, std::int64_t failed,
-                    std::int64_t queried_tokens) {
+// Runs `yaml` and checks its requests' outcomes and the prompt tokens its one pod looked up;
+// returns the pod's figures.
+PodSummary expect_outcome(const std::string& yaml, std::int64_t completed, std::int64_t failed,
+                          std::int64_t queried_tokens) {
   const RunResult r = run_scenario(parse_scenario(yaml, "abort.yaml"), 1);
   const ArmSummary& a = r.arms[0].summary;
   EXPECT_EQ(a.completed, completed);
   EXPECT_EQ(a.failed, failed);
-  ASSERT_EQ(a.per_pod.size(), 1U);
+  if (a.per_pod.size() != 1U) {
+    ADD_FAILURE() << a.per_pod.size() << " pods";
+    return {};
+  }
   EXPECT_EQ(a.per_pod[0].prefix_cache_queries, queried_tokens);
+  return a.per_pod[0];
 }
 
 TEST(Abort, ATimedOutRequestIsNeverComputed) {
@@ -50,13 +55,13 @@ TEST(Abort, ARequestTimedOutInTheApiServerNeverReachesTheEngine) {
 
 TEST(Abort, APipelineAbortsARequestWhenItsMicrobatchEnds) {
   // A 60,000-token prompt takes 30 chunks, seconds on an L40S: the gateway gives up at 2 s while
-  // one of its chunks is under way in a pipeline of two stages. The pod aborts it once that
-  // microbatch ends, and every block comes back (run_scenario checks it).
+  // its chunks are under way in a pipeline of two stages. It gets no further chunk, leaves once
+  // those end, and every block comes back (run_scenario checks it): no token is ever sampled.
   std::string yaml = burst_yaml();
   yaml.replace(yaml.find("max_num_seqs: 2}"), 16, "max_num_seqs: 2, pipeline_parallel_size: 2}");
   yaml.replace(yaml.find("max_requests: 10"), 16, "max_requests: 1");
   yaml.replace(yaml.find("value: 1000"), 11, "value: 60000");
-  expect_outcome(yaml, 0, 1, 60000);
+  EXPECT_EQ(expect_outcome(yaml, 0, 1, 60000).generation_tokens, 0);
 }
 
 }  // namespace

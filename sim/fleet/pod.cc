@@ -291,10 +291,10 @@ void Pod::abort(const Request& r) {
 }
 
 void Pod::apply_aborts() {
-  // A request in a microbatch still under way is aborted when that one ends.
+  // A request in a microbatch still under way gets no further one, and leaves when that ends.
   std::vector<std::pair<std::int64_t, std::int32_t>> later;
   for (const auto& [id, attempt] : aborts_) {
-    if (engine_->in_flight(id, attempt)) {
+    if (engine_->cancel(id, attempt)) {
       later.emplace_back(id, attempt);
       continue;
     }
