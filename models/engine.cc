@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 
 #include "models/spec_decode.h"
 #include "models/vllm_version.h"
@@ -232,11 +233,12 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     bool self_preempted = false;
     bool no_room = false;
     while (!cache_.allocate(s.request->id, hashes_of(s), 0, ahead + n)) {
-      // The newest request not in a step under way, `s` itself at the latest; when every other
-      // one is under way and `s` is too, it waits for theirs to end.
-      auto last = std::find_if(running_.rbegin(), running_.rend(),
-                               [](const auto& r) { return !r->in_flight(); });
-      if (last == running_.rend()) {
+      // The newest request from `s` on (those before it may be in this step already) that is not
+      // in a step under way, `s` itself at the latest; when none is, `s` waits for those steps.
+      const auto from_s = running_.rend() - static_cast<std::ptrdiff_t>(i);
+      auto last =
+          std::find_if(running_.rbegin(), from_s, [](const auto& r) { return !r->in_flight(); });
+      if (last == from_s) {
         no_room = true;
         break;
       }

@@ -142,6 +142,27 @@ TEST(Engine, AStepUnderWayKeepsItsRequestsOutOfTheNextPlan) {
   EXPECT_FALSE(engine.in_flight(3, 1));
 }
 
+TEST(Engine, AChunkUnderWayWaitsForBlocksInsteadOfPreemptingThisStep) {
+  // 8 blocks of 16 tokens. Request 1 decodes; request 2's first 64-token chunk is under way when
+  // the next step is planned, and its next chunk needs more blocks than are free. The only
+  // request not under way is request 1, already in this step: it stays, and request 2 waits.
+  Engine engine(config(64), 8);
+  engine.add(make_request(1, 16, 10), 0);
+  engine.finish_step(engine.plan_step());
+  const StepPlan decode = engine.plan_step();  // request 1 under way
+  engine.add(make_request(2, 200, 3), 0);
+  const StepPlan chunk = engine.plan_step();  // request 2's first chunk under way
+  ASSERT_EQ(chunk.scheduled.size(), 1u);
+  engine.finish_step(decode);
+  const StepPlan next = engine.plan_step();
+  ASSERT_EQ(next.scheduled.size(), 1u);
+  EXPECT_EQ(next.scheduled[0].seq->request->id, 1);
+  EXPECT_EQ(engine.counters().num_preemptions, 0);
+  engine.finish_step(chunk);
+  engine.finish_step(next);
+  engine.cache().check_invariants();
+}
+
 TEST(Engine, SingleRequestPrefillThenDecodes) {
   Engine engine(config(), 64);
   // Prompt 100 + 30 = 130 tokens, 4 output tokens.
