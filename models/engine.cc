@@ -402,20 +402,21 @@ bool Engine::abort(std::int64_t id, std::int32_t attempt) {
   return false;
 }
 
-bool Engine::in_flight(std::int64_t id, std::int32_t attempt) const {
-  return std::any_of(running_.begin(), running_.end(), [&](const std::shared_ptr<Sequence>& s) {
+Sequence* Engine::under_way(std::int64_t id, std::int32_t attempt) const {
+  const auto it = std::find_if(running_.begin(), running_.end(), [&](const auto& s) {
     return s->in_flight() && s->request->id == id && s->request->attempt == attempt;
   });
+  return it == running_.end() ? nullptr : it->get();
+}
+
+bool Engine::in_flight(std::int64_t id, std::int32_t attempt) const {
+  return under_way(id, attempt) != nullptr;
 }
 
 bool Engine::cancel(std::int64_t id, std::int32_t attempt) {
-  for (const auto& s : running_) {
-    if (s->in_flight() && s->request->id == id && s->request->attempt == attempt) {
-      s->cancelled = true;
-      return true;
-    }
-  }
-  return false;
+  Sequence* s = under_way(id, attempt);
+  if (s != nullptr) s->cancelled = true;
+  return s != nullptr;
 }
 
 std::int32_t Engine::held_blocks() const {

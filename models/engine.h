@@ -169,8 +169,9 @@ class Engine {
   // `remote`: the prompt's KV is read from a prefill pod instead of being computed here.
   void add(RequestPtr request, TimeNs now, RemoteKv remote = {});
   bool has_work() const { return !waiting_.empty() || !running_.empty() || !loading_.empty(); }
-  // `now` decides which loads from the host tier have ended. Requests in a step under way are
-  // left out (several steps are under way only on a pipeline-parallel pod).
+  // `now` decides which loads from the host tier have ended. Tokens in a step under way are not
+  // scheduled again: a request in one waits for its token, a prompt goes on from its chunk
+  // under way (several steps are under way only on a pipeline-parallel pod).
   StepPlan plan_step(TimeNs now = 0);
   StepOutcome finish_step(const StepPlan& plan);
   // Drops every sequence (a crash); returns the requests that were inside.
@@ -202,7 +203,7 @@ class Engine {
   // The read of `request`'s prompt from a prefill pod ended (or failed, for a read that fails)
   // at `now`; false when no such read is under way (the request is gone).
   bool remote_read_done(const Request& request, TimeNs now);
-  // Whether this attempt is part of a step under way (abort() must wait for its end).
+  // Whether this attempt is part of a step under way (abort() must wait for its end: cancel()).
   bool in_flight(std::int64_t id, std::int32_t attempt) const;
   // vLLM's abort of a request in a step under way (a pipeline's microbatch): it is scheduled no
   // more, and abort() removes it once that step has ended. False when the attempt is not under
@@ -229,6 +230,8 @@ class Engine {
   // spec_acceptance, up to the first rejection.
   std::int32_t accepted_drafts(std::int32_t drafts);
   void preempt(std::shared_ptr<Sequence> seq);
+  // The running sequence of this attempt while a step of it is under way; null otherwise.
+  Sequence* under_way(std::int64_t id, std::int32_t attempt) const;
   std::span<const BlockHash> hashes_of(const Sequence& s) const;
 
   EngineConfig config_;

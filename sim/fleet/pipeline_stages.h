@@ -21,7 +21,6 @@ class PipelineStages {
   TimeNs admit(TimeNs now, TimeNs host, TimeNs stage, TimeNs send);
   // Forget what was under way (the process died).
   void reset();
-  std::int32_t stages() const { return static_cast<std::int32_t>(stage_free_.size()); }
 
  private:
   TimeNs host_free_ = 0;

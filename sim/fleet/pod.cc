@@ -198,8 +198,7 @@ void Pod::go_idle(const StepPlan& empty_plan) {
 }
 
 void Pod::start_microbatches() {
-  const auto stages = static_cast<size_t>(config_.pipeline_parallel_size);
-  while (pipeline_.size() < stages) {
+  while (can_plan()) {
     StepPlan plan = plan_next();
     if (plan.empty()) {
       if (pipeline_.empty()) go_idle(plan);
