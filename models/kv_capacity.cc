@@ -69,6 +69,40 @@ double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
   return forward + sampler;
 }
 
+namespace {
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+// Bytes of one MXFP4 expert of hidden size h and width i as vLLM allocates it: the gate-up and
+// down projections' 4-bit values, an E8M0 scale per 32 of them, and their BF16 biases.
+double mxfp4_expert_bytes(std::int64_t h, std::int64_t i) {
+  const double values = 3.0 * static_cast<double>(h) * static_cast<double>(i);
+  return values / 2.0 + values / 32.0 + 2.0 * static_cast<double>(2 * i + h);
+}
+
+}  // namespace
+
+double loaded_weight_bytes(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
+                           bool expert_parallel) {
+  const std::int32_t parts = std::max<std::int32_t>(1, tp);
+  const double whole = llm.replicated_weight_bytes();
+  const double share = (llm.weight_bytes_total() - whole) / parts + whole;
+  const double cc = gpu.compute_capability;
+  if (llm.weight_dtype != WeightDtype::kMxfp4 || !llm.is_moe() || cc <= 0) return share;
+  std::int64_t width_to = 128;  // Marlin
+  std::int64_t hidden_to = 256;
+  if (cc >= 10.0 && cc < 11.0) width_to = 256;  // FlashInfer
+  if (cc >= 9.0 && cc < 10.0) width_to = 64;    // triton_kernels
+  const std::int64_t h = llm.hidden_size;
+  const std::int64_t i =
+      expert_parallel ? llm.moe_intermediate_size : (llm.moe_intermediate_size + parts - 1) / parts;
+  const double experts = expert_parallel ? static_cast<double>(llm.num_experts) / parts
+                                         : static_cast<double>(llm.num_experts);
+  const double padding =
+      mxfp4_expert_bytes(round_up(h, hidden_to), round_up(i, width_to)) - mxfp4_expert_bytes(h, i);
+  return share + padding * experts * llm.moe_layers();
+}
+
 std::int32_t attention_block_size(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t block_size) {
   if (!llm.is_mla()) return block_size;
   const double cc = gpu.compute_capability;
@@ -103,7 +137,7 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
                                double gpu_memory_utilization, std::int32_t tp,
                                std::int32_t kv_dtype_bytes, std::int32_t block_size,
                                std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs,
-                               bool estimate_cudagraph_memory) {
+                               bool estimate_cudagraph_memory, bool expert_parallel) {
   if (!(gpu_memory_utilization > 0.0 && gpu_memory_utilization <= 1.0)) {
     throw ScenarioError("gpu_memory_utilization must be in (0, 1], got " +
                         std::to_string(gpu_memory_utilization));
@@ -125,8 +159,7 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
   // Every weight, embeddings and lm_head included, is split across the TP ranks
   // (column/row-parallel linear layers, vocab-parallel embedding and lm_head), but for MLA's
   // replicated down-projections.
-  const double whole = llm.replicated_weight_bytes();
-  cap.weight_bytes = (llm.weight_bytes_total() - whole) / tp + whole;
+  cap.weight_bytes = loaded_weight_bytes(gpu, llm, tp, expert_parallel);
   cap.activation_bytes = profiling_activation_bytes(llm, tp, max_num_batched_tokens, max_num_seqs);
   cap.cuda_graph_bytes = estimate_cudagraph_memory ? kCudaGraphBytes : 0.0;
   cap.kv_bytes = cap.usable_bytes - cap.weight_bytes - cap.activation_bytes - cap.cuda_graph_bytes;

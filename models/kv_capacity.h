@@ -56,7 +56,8 @@ KvCapacity compute_kv_capacity(const GpuSpec& gpu, const LlmSpec& llm,
                                double gpu_memory_utilization, std::int32_t tp,
                                std::int32_t kv_dtype_bytes, std::int32_t block_size,
                                std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs = 256,
-                               bool estimate_cudagraph_memory = false);
+                               bool estimate_cudagraph_memory = false,
+                               bool expert_parallel = false);
 
 // KV bytes per GPU that one request of `tokens` tokens may need, as vLLM's startup check sums
 // each layer's max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): a full-attention layer
@@ -71,6 +72,21 @@ double kv_bytes_for_request(const KvCapacity& cap, const LlmSpec& llm, std::int3
 void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, const LlmSpec& llm,
                                   std::int32_t tp, std::int32_t block_size,
                                   std::int32_t max_model_len, std::int32_t max_num_batched_tokens);
+
+// Bytes one GPU holds for the weights once vLLM has loaded them: its share of the checkpoint,
+// plus the padding vLLM gives an MXFP4 checkpoint's experts for the MoE kernel it runs on this
+// GPU (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend and create_weights):
+// - Marlin (Ampere, Ada, the RTX Blackwells of compute capability 12.x): each rank's expert
+//   width to a multiple of 128 and the hidden size to a multiple of 256;
+// - FlashInfer on Blackwell B200 (10.x): both to a multiple of 256;
+// - triton_kernels' matmul_ogs on Hopper (9.x): the width to a multiple of 64 in create_weights,
+//   and the swizzled Hopper layout holds gpt-oss-120b in 64.38 GiB (vllm-project/vllm#33155's
+//   load log), the size of its hidden size padded to 256 (60.8 GiB unpadded);
+// - a GPU of unknown compute capability: the checkpoint's size.
+// With expert parallelism a rank holds num_experts / tp whole experts; else every expert, a
+// 1/tp slice of its width.
+double loaded_weight_bytes(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
+                           bool expert_parallel = false);
 
 // The activation-peak estimate alone (bytes per GPU), exposed for tests and `describe`.
 double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,

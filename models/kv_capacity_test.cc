@@ -120,6 +120,33 @@ TEST(KvCapacity, LatentAttentionKernelsImposeTheirBlockSize) {
   EXPECT_EQ(attention_block_size(find_gpu("H200"), find_model("Qwen3-32B"), 16), 16);
 }
 
+// vLLM pads an MXFP4 checkpoint's experts for its MoE kernel; the loads vLLM logged for
+// gpt-oss-120b on one H100: 65.97 GiB through Marlin (vllm-project/vllm#23278, without
+// triton_kernels, the padding an A100 gets) and 64.38 GiB through triton_kernels (#33155).
+TEST(KvCapacity, Mxfp4ExpertsLoadPaddedForTheKernelTheGpuRuns) {
+  const LlmSpec& oss = find_model("gpt-oss-120b");
+  const double checkpoint = oss.weight_bytes_total();
+  EXPECT_NEAR(checkpoint / kGiB, 60.8, 0.1);
+  EXPECT_NEAR(loaded_weight_bytes(find_gpu("A100-80GB-SXM"), oss, 1) / kGiB, 65.97, 0.2);
+  EXPECT_NEAR(loaded_weight_bytes(find_gpu("H100-SXM"), oss, 1) / kGiB, 64.38, 0.3);
+  // Marlin's width multiple of 128 costs more once tensor parallelism halves 2,880 to 1,440.
+  const double tp2 = loaded_weight_bytes(find_gpu("A100-80GB-SXM"), oss, 2);
+  const double tp2_ep = loaded_weight_bytes(find_gpu("A100-80GB-SXM"), oss, 2, true);
+  EXPECT_GT(tp2, tp2_ep);
+  EXPECT_GT(tp2_ep, checkpoint / 2);
+  // Nothing to pad: other formats, and a GPU whose kernels are unknown.
+  GpuSpec unknown = find_gpu("H100-SXM");
+  unknown.compute_capability = 0;
+  EXPECT_DOUBLE_EQ(loaded_weight_bytes(unknown, oss, 1), checkpoint);
+  const LlmSpec& dense = find_model("Qwen3-32B");
+  EXPECT_DOUBLE_EQ(loaded_weight_bytes(find_gpu("A100-80GB-SXM"), dense, 1),
+                   dense.weight_bytes_total());
+  // The KV cache gets what the padding leaves.
+  const KvCapacity padded = compute_kv_capacity(find_gpu("H100-SXM"), oss, 0.9, 1, 2, 16, 8192);
+  const KvCapacity plain = compute_kv_capacity(unknown, oss, 0.9, 1, 2, 16, 8192);
+  EXPECT_NEAR(plain.kv_bytes - padded.kv_bytes, (64.38 - 60.8) * kGiB, 0.3 * kGiB);
+}
+
 TEST(KvCapacity, MoreUtilizationMoreBlocks) {
   const GpuSpec& gpu = find_gpu("H100-SXM");
   const LlmSpec& llm = find_model("Llama-3.1-8B");

@@ -172,10 +172,10 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
   b.config.max_model_len = max_model_len(server, llm, pool.name);
   budget_without_chunking(b.config.engine, server, b.config.max_model_len, pool.name);
-  const KvCapacity cap =
-      compute_kv_capacity(gpu, llm, gpu_memory_utilization_of(server), tp, kv_dtype_bytes,
-                          b.config.engine.block_size, b.config.engine.max_num_batched_tokens,
-                          b.config.engine.max_num_seqs, estimates_cudagraph_memory(server, llm));
+  const KvCapacity cap = compute_kv_capacity(
+      gpu, llm, gpu_memory_utilization_of(server), tp, kv_dtype_bytes, b.config.engine.block_size,
+      b.config.engine.max_num_batched_tokens, b.config.engine.max_num_seqs,
+      estimates_cudagraph_memory(server, llm), tp > 1 && server.get_bool("enable_expert_parallel"));
   check_room_for_max_model_len(cap, gpu, llm, tp, b.config.engine.block_size,
                                b.config.max_model_len, b.config.engine.max_num_batched_tokens);
   b.config.engine.sliding = cap.sliding;
