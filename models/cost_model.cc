@@ -6,6 +6,7 @@
 #include <numbers>
 #include <utility>
 
+#include "models/kv_capacity.h"
 #include "sim/errors.h"
 
 namespace fleetsim {
@@ -198,6 +199,7 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, LlmSpec llm, std::int32_t tp, 
     max_normal_tp_ = expected_max_standard_normal(tp_);
   }
   elementwise_bytes_per_token_ = elementwise_bytes(llm_, tp_);
+  expert_padding_ = expert_padding_factor(gpu_, llm_, tp_, k_.expert_parallel);
 }
 
 namespace {
@@ -265,9 +267,11 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   double busiest_extra = 0;  // expert parallelism: the most loaded GPU's experts beyond its share
   if (llm_.is_moe()) {
     const double touched = experts_touched(tokens);
-    const double expert_bytes =
-        llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
-    bytes -= (llm_.num_experts - touched) * expert_bytes;
+    // The kernel streams the experts as vLLM padded them (kv_capacity.h).
+    const double stored = llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
+    const double expert_bytes = stored * expert_padding_;
+    bytes +=
+        llm_.num_experts * (expert_bytes - stored) - (llm_.num_experts - touched) * expert_bytes;
     // A GPU holds num_experts / tp of them whole, so it reads at most all of those.
     const double imbalance =
         std::min(expert_parallel_imbalance(touched), llm_.num_experts / touched);

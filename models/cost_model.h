@@ -274,6 +274,7 @@ class RooflineCostModel : public CostModel {
   std::int64_t kv_bytes_per_token_layer_;   // per GPU
   double elementwise_bytes_per_token_ = 0;  // per GPU, every layer
   double max_normal_tp_ = 0;                // expected_max_standard_normal(tp), where EP uses it
+  double expert_padding_ = 1;  // the kernel's padded experts over the checkpoint's (MXFP4)
 };
 
 struct FittedCoefficients {

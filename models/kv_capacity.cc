@@ -82,25 +82,30 @@ double mxfp4_expert_bytes(std::int64_t h, std::int64_t i) {
 
 }  // namespace
 
+double expert_padding_factor(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
+                             bool expert_parallel) {
+  const double cc = gpu.compute_capability;
+  if (llm.weight_dtype != WeightDtype::kMxfp4 || !llm.is_moe() || cc <= 0) return 1.0;
+  std::int64_t width_to = 128;  // Marlin
+  const std::int64_t hidden_to = 256;
+  if (cc >= 10.0 && cc < 11.0) width_to = 256;  // FlashInfer
+  if (cc >= 9.0 && cc < 10.0) width_to = 64;    // triton_kernels
+  const std::int32_t parts = std::max<std::int32_t>(1, tp);
+  const std::int64_t h = llm.hidden_size;
+  const std::int64_t i =
+      expert_parallel ? llm.moe_intermediate_size : (llm.moe_intermediate_size + parts - 1) / parts;
+  return mxfp4_expert_bytes(round_up(h, hidden_to), round_up(i, width_to)) /
+         mxfp4_expert_bytes(h, i);
+}
+
 double loaded_weight_bytes(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
                            bool expert_parallel) {
   const std::int32_t parts = std::max<std::int32_t>(1, tp);
   const double whole = llm.replicated_weight_bytes();
   const double share = (llm.weight_bytes_total() - whole) / parts + whole;
-  const double cc = gpu.compute_capability;
-  if (llm.weight_dtype != WeightDtype::kMxfp4 || !llm.is_moe() || cc <= 0) return share;
-  std::int64_t width_to = 128;  // Marlin
-  std::int64_t hidden_to = 256;
-  if (cc >= 10.0 && cc < 11.0) width_to = 256;  // FlashInfer
-  if (cc >= 9.0 && cc < 10.0) width_to = 64;    // triton_kernels
-  const std::int64_t h = llm.hidden_size;
-  const std::int64_t i =
-      expert_parallel ? llm.moe_intermediate_size : (llm.moe_intermediate_size + parts - 1) / parts;
-  const double experts = expert_parallel ? static_cast<double>(llm.num_experts) / parts
-                                         : static_cast<double>(llm.num_experts);
-  const double padding =
-      mxfp4_expert_bytes(round_up(h, hidden_to), round_up(i, width_to)) - mxfp4_expert_bytes(h, i);
-  return share + padding * experts * llm.moe_layers();
+  const double experts = llm.expert_params() * llm.bytes_per_linear_weight() * llm.num_experts *
+                         llm.moe_layers() / parts;
+  return share + (expert_padding_factor(gpu, llm, tp, expert_parallel) - 1.0) * experts;
 }
 
 std::int32_t attention_block_size(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t block_size) {

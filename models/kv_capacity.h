@@ -88,6 +88,11 @@ void check_room_for_max_model_len(const KvCapacity& cap, const GpuSpec& gpu, con
 double loaded_weight_bytes(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
                            bool expert_parallel = false);
 
+// The padded experts' bytes over the checkpoint's (1 where nothing is padded): what an expert
+// costs in memory, and what a step that touches it reads.
+double expert_padding_factor(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t tp,
+                             bool expert_parallel = false);
+
 // The activation-peak estimate alone (bytes per GPU), exposed for tests and `describe`.
 double profiling_activation_bytes(const LlmSpec& llm, std::int32_t tp,
                                   std::int32_t max_num_batched_tokens, std::int32_t max_num_seqs);
