@@ -145,6 +145,16 @@ TEST(KvCapacity, Mxfp4ExpertsLoadPaddedForTheKernelTheGpuRuns) {
   const KvCapacity padded = compute_kv_capacity(find_gpu("H100-SXM"), oss, 0.9, 1, 2, 16, 8192);
   const KvCapacity plain = compute_kv_capacity(unknown, oss, 0.9, 1, 2, 16, 8192);
   EXPECT_NEAR(plain.kv_bytes - padded.kv_bytes, (64.38 - 60.8) * kGiB, 0.3 * kGiB);
+  // So vLLM refuses gpt-oss-120b's full context on one H100 (vllm-project/vllm#27508, "can't run
+  // on H100"), at its defaults (0.9, 8,192 tokens and 1,024 sequences a step), and serves 32,768
+  // as GPUStack does; with the checkpoint's size the full context would have fitted.
+  const GpuSpec& h100 = find_gpu("H100-SXM");
+  const KvCapacity defaults = compute_kv_capacity(h100, oss, 0.9, 1, 2, 16, 8192, 1024);
+  EXPECT_THROW(check_room_for_max_model_len(defaults, h100, oss, 1, 16, 131072, 8192),
+               ScenarioError);
+  EXPECT_NO_THROW(check_room_for_max_model_len(defaults, h100, oss, 1, 16, 32768, 8192));
+  const KvCapacity unpadded = compute_kv_capacity(unknown, oss, 0.9, 1, 2, 16, 8192, 1024);
+  EXPECT_NO_THROW(check_room_for_max_model_len(unpadded, unknown, oss, 1, 16, 131072, 8192));
 }
 
 TEST(KvCapacity, MoreUtilizationMoreBlocks) {
