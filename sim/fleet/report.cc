@@ -279,6 +279,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
   nlohmann::json fleet = {{"pods", s.fleet.pods},
                           {"gpu", s.fleet.gpu},
                           {"model", s.fleet.model},
+                          {"weight_gib_per_gpu", rounded(r.fleet.weight_gib_per_gpu)},
                           {"kv_blocks_per_pod", r.fleet.kv_blocks_per_pod},
                           {"kv_gib_per_pod", rounded(r.fleet.kv_gib_per_pod)},
                           {"max_num_batched_tokens", r.fleet.max_num_batched_tokens},
@@ -293,6 +294,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
                        {"pods", p.pods},
                        {"gpu", p.gpu},
                        {"model", p.model},
+                       {"weight_gib_per_gpu", rounded(p.weight_gib_per_gpu)},
                        {"kv_blocks_per_pod", p.kv_blocks_per_pod},
                        {"kv_gib_per_pod", rounded(p.kv_gib_per_pod)},
                        {"max_num_batched_tokens", p.max_num_batched_tokens},
@@ -349,7 +351,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  "
        << pods_on_gpus(r.fleet.pools.front(), fleet_pools(s.fleet).front(), s.fleet) << "  "
-       << s.fleet.model << "  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
+       << s.fleet.model << "  weights " << fixed_text(r.fleet.weight_gib_per_gpu, 1)
+       << " GiB/GPU  KV " << r.fleet.kv_blocks_per_pod << " blocks/pod ("
        << fixed_text(r.fleet.kv_gib_per_pod, 1) << " GiB)  step budget "
        << r.fleet.max_num_batched_tokens << " tokens / " << r.fleet.max_num_seqs << " seqs"
        << pod_extras(r.fleet.pools.front()) << "\n";
@@ -360,7 +363,8 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       const auto& p = r.fleet.pools[i];
       const PoolSpec pool = i < s.fleet.pools.size() ? s.fleet.pools[i] : PoolSpec{};
       os << "  pool " << p.name << ": " << pods_on_gpus(p, pool, s.fleet) << "  " << p.model
-         << "  KV " << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
+         << "  weights " << fixed_text(p.weight_gib_per_gpu, 1) << " GiB/GPU  KV "
+         << p.kv_blocks_per_pod << " blocks/pod (" << fixed_text(p.kv_gib_per_pod, 1)
          << " GiB)  step budget " << p.max_num_batched_tokens << " tokens / " << p.max_num_seqs
          << " seqs" << pod_extras(p) << "\n";
     }

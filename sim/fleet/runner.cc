@@ -36,6 +36,7 @@ struct PodBuild {
   PodConfig config;
   std::shared_ptr<const CostModel> cost;
   double kv_gib = 0;
+  double weight_gib = 0;  // per GPU, as vLLM loads them
 };
 
 // Host efficiency of KV loads: about 50 GB/s one way on an H100's PCIe Gen5 x16 (64 GB/s), from
@@ -182,6 +183,7 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const std::int64_t override_blocks = server.get_int("num_gpu_blocks_override");
   b.config.num_blocks =
       static_cast<std::int32_t>(override_blocks > 0 ? override_blocks : cap.num_blocks);
+  b.weight_gib = cap.weight_bytes / (1024.0 * 1024 * 1024);
   b.kv_gib = static_cast<double>(b.config.num_blocks) * b.config.engine.block_size *
              static_cast<double>(cap.bytes_per_token) / (1024.0 * 1024 * 1024);
   set_kv_offload(b.config.engine, server, gpu, cap.bytes_per_token, tp * pp, pool.name);
@@ -281,6 +283,7 @@ FleetFacts fleet_facts(const Scenario& s) {
     facts.model = pool.model;
     facts.kv_blocks_per_pod = b.config.num_blocks;
     facts.kv_gib_per_pod = b.kv_gib;
+    facts.weight_gib_per_gpu = b.weight_gib;
     facts.max_num_batched_tokens = b.config.engine.max_num_batched_tokens;
     facts.max_num_seqs = b.config.engine.max_num_seqs;
     facts.role = pool.role;
@@ -315,6 +318,7 @@ FleetFacts fleet_facts(const Scenario& s) {
   const PoolFacts& first = f.pools.front();
   f.kv_blocks_per_pod = first.kv_blocks_per_pod;
   f.kv_gib_per_pod = first.kv_gib_per_pod;
+  f.weight_gib_per_gpu = first.weight_gib_per_gpu;
   f.max_num_batched_tokens = first.max_num_batched_tokens;
   f.max_num_seqs = first.max_num_seqs;
   return f;

@@ -19,6 +19,7 @@ struct PoolFacts {
   std::int32_t pods = 0;
   std::string gpu;
   std::string model;
+  double weight_gib_per_gpu = 0;  // the weights one GPU holds as vLLM loads them
   std::int64_t kv_blocks_per_pod = 0;
   double kv_gib_per_pod = 0;
   std::int32_t max_num_batched_tokens = 0;
@@ -47,6 +48,7 @@ struct PoolFacts {
 
 struct FleetFacts {
   // The first pool's (every pod's, without fleet.pools).
+  double weight_gib_per_gpu = 0;
   std::int64_t kv_blocks_per_pod = 0;
   double kv_gib_per_pod = 0;
   std::int32_t max_num_batched_tokens = 0;
