@@ -267,11 +267,10 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   double busiest_extra = 0;  // expert parallelism: the most loaded GPU's experts beyond its share
   if (llm_.is_moe()) {
     const double touched = experts_touched(tokens);
-    // The kernel streams the experts as vLLM padded them (kv_capacity.h).
+    // The checkpoint's experts out, the touched ones in as vLLM padded them (kv_capacity.h).
     const double stored = llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
     const double expert_bytes = stored * expert_padding_;
-    bytes +=
-        llm_.num_experts * (expert_bytes - stored) - (llm_.num_experts - touched) * expert_bytes;
+    bytes += touched * expert_bytes - llm_.num_experts * stored;
     // A GPU holds num_experts / tp of them whole, so it reads at most all of those.
     const double imbalance =
         std::min(expert_parallel_imbalance(touched), llm_.num_experts / touched);

@@ -173,10 +173,12 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   const auto kv_dtype_bytes = static_cast<std::int32_t>(server.get_int("kv_cache_dtype_bytes"));
   b.config.max_model_len = max_model_len(server, llm, pool.name);
   budget_without_chunking(b.config.engine, server, b.config.max_model_len, pool.name);
+  // Both the memory and the cost model treat it as off below two GPUs.
+  const bool expert_parallel = server.get_bool("enable_expert_parallel");
   const KvCapacity cap = compute_kv_capacity(
       gpu, llm, gpu_memory_utilization_of(server), tp, kv_dtype_bytes, b.config.engine.block_size,
       b.config.engine.max_num_batched_tokens, b.config.engine.max_num_seqs,
-      estimates_cudagraph_memory(server, llm), tp > 1 && server.get_bool("enable_expert_parallel"));
+      estimates_cudagraph_memory(server, llm), expert_parallel);
   check_room_for_max_model_len(cap, gpu, llm, tp, b.config.engine.block_size,
                                b.config.max_model_len, b.config.engine.max_num_batched_tokens);
   b.config.engine.sliding = cap.sliding;
@@ -204,8 +206,7 @@ PodBuild configure_pod(const PoolSpec& pool, const FleetSpec& fleet) {
   b.config.api_overhead_fixed = ms_to_ns(server.get_double("api_overhead_ms"));
   b.config.api_overhead_ns_per_token = server.get_double("api_overhead_ms_per_1k_tokens") * 1e3;
   b.config.api_server_count = static_cast<int>(server.get_int("api_server_count"));
-  b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes,
-                           server.get_bool("enable_expert_parallel"));
+  b.cost = make_cost_model(pool.cost_model, gpu, llm, tp, kv_dtype_bytes, expert_parallel);
   b.config.draft = DraftCost(
       b.config.engine.spec_method, gpu, llm, tp, pool.cost_model.get_double("compute_efficiency"),
       bandwidth_efficiency_for(gpu, pool.cost_model.get_double("bandwidth_efficiency")));
