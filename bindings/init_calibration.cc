@@ -15,8 +15,25 @@
 #include "bindings/common.h"
 #include "models/calibration.h"
 #include "sim/errors.h"
+#include "sim/fleet/figure_fit.h"
 
 namespace fleetsim::py_bindings {
+
+namespace {
+
+void write_calibration_file(const std::filesystem::path& out, const std::string& yaml) {
+  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+  std::ofstream f(out);
+  f << yaml;
+  f.flush();
+  if (!f) {  // OSError in Python, with the reason and the path
+    throw std::filesystem::filesystem_error(
+        "cannot write the calibration file", out,
+        std::error_code(errno != 0 ? errno : EIO, std::generic_category()));
+  }
+}
+
+}  // namespace
 
 void init_calibration(py::module_& m) {
   m.def(
@@ -39,17 +56,7 @@ void init_calibration(py::module_& m) {
         o.fixed = fix;
         const CalibrationResult r = calibrate(measurements.steps, o, csv_path.string());
         const std::string yaml = calibration_yaml(r);
-        if (out) {
-          if (out->has_parent_path()) std::filesystem::create_directories(out->parent_path());
-          std::ofstream f(*out);
-          f << yaml;
-          f.flush();
-          if (!f) {  // OSError in Python, with the reason and the path
-            throw std::filesystem::filesystem_error(
-                "cannot write the calibration file", *out,
-                std::error_code(errno != 0 ? errno : EIO, std::generic_category()));
-          }
-        }
+        if (out) write_calibration_file(*out, yaml);
         py::dict d = json_to_py(calibration_json(r));
         d["ignored_columns"] = measurements.ignored_columns;
         d["yaml"] = yaml;
@@ -86,6 +93,50 @@ void init_calibration(py::module_& m) {
       "ignored_columns, yaml (the calibration file text) and table (what the CLI prints).\n"
       "Raises TraceError for an unreadable CSV, Error when the rows cannot identify a\n"
       "parameter, UnknownNameError for an unknown form, GPU, model or fixed name.");
+
+  m.def(
+      "calibrate_against",
+      [](const std::vector<std::filesystem::path>& files, const std::vector<std::string>& fit,
+         const py::object& overrides, int seeds, int threads, int max_evaluations,
+         const std::optional<std::filesystem::path>& out) {
+        if (files.empty()) throw py::value_error("files: give at least one file of figures");
+        if (threads < 0) throw py::value_error("threads must be >= 0 (0 = all cores)");
+        if (seeds < 1) throw py::value_error("seeds must be >= 1");
+        FigureFitOptions o;
+        for (const auto& f : files) o.files.push_back(f.string());
+        o.fit = fit;
+        if (!overrides.is_none()) o.sets = overrides_from(overrides);
+        o.seeds = seeds;
+        o.threads = threads;
+        o.max_evaluations = max_evaluations;
+        const FigureFitResult r = run_interruptible([&] { return fit_to_figures(o); });
+        const std::string yaml = figure_fit_yaml(r);
+        if (out) write_calibration_file(*out, yaml);
+        py::dict d = json_to_py(figure_fit_json(r));
+        d["yaml"] = yaml;
+        d["report"] = figure_fit_table(r);
+        return d;
+      },
+      py::arg("files"), py::kw_only(), py::arg("fit") = std::vector<std::string>{},
+      py::arg("overrides") = py::none(), py::arg("seeds") = 1, py::arg("threads") = 0,
+      py::arg("max_evaluations") = 100, py::arg("out") = py::none(),
+      "Fits cost-model constants to measured figures by simulating them, as `fleetsim\n"
+      "calibrate --against` does (docs/calibration.md, \"Fitting to measured figures\").\n"
+      "\n"
+      "files: files of measured figures in the validation format (scenario, set, figures with\n"
+      "tolerances). fit: roofline constants of fleet.cost_model to fit (default\n"
+      "compute_efficiency and bandwidth_efficiency). overrides: {dotted.path: value} on every\n"
+      "check; a fitted constant's own path is where it starts. seeds: fit the mean of this many\n"
+      "seeds. max_evaluations: simulations of every check the fit may run. out: write the\n"
+      "calibration file there.\n"
+      "\n"
+      "Returns a dict: form, files, sets, gpu, params ({name: {start, value, std_error (None\n"
+      "when the figures do not pin it), range, at_bound}}), cost_model (the values a scenario's\n"
+      "fleet.cost_model takes), fitted_figures, evaluations, stop, rms_tolerances, before and\n"
+      "after (each as fleetsim.validate returns it, without report), yaml (the calibration file\n"
+      "text) and report (what the CLI prints).\n"
+      "Raises UnknownNameError for a name that is not a fittable constant, Error for figures\n"
+      "that cannot pin the constants, ScenarioError for a bad file, check or override.");
 }
 
 }  // namespace fleetsim::py_bindings

@@ -30,6 +30,7 @@
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/describe.h"
+#include "sim/fleet/figure_fit.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -182,9 +183,71 @@ struct CalibrateOptions {
   std::vector<std::string> fix;
   std::string out;
   std::string format = "table";
+  // --against: fit to measured figures by simulating them (sim/fleet/figure_fit.h).
+  std::vector<std::string> against;
+  std::vector<std::string> fit;
+  std::vector<std::string> sets;
+  int seeds = 1;
+  int threads = 0;
+  int max_evaluations = 100;
+  // Options given that belong to the other mode, by name, to refuse them.
+  std::vector<std::string> csv_only_given;
+  std::vector<std::string> against_only_given;
 };
 
+void write_calibration_file(const std::string& out, const std::string& yaml) {
+  if (out.empty()) return;
+  const fs::path path(out);
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  write_file(path, yaml);
+}
+
+std::string calibration_written_text(const std::string& out) {
+  return out.empty()
+             ? "calibration file not written: pass --out FILE (or --format yaml)"
+             : "wrote " + out + "; reference it from a scenario as fleet.cost_model.calibration";
+}
+
+int cmd_calibrate_against(const CalibrateOptions& o) {
+  if (!o.measurements.empty()) {
+    throw Error("calibrate: give a CSV of timings or --against FILE of measured figures, not both");
+  }
+  if (!o.csv_only_given.empty()) {
+    throw Error(o.csv_only_given.front() +
+                " applies to a CSV of timings; with --against the checks' scenarios say the GPU, "
+                "model and server, and --fit names the constants to fit");
+  }
+  FigureFitOptions f;
+  f.files = o.against;
+  f.fit = o.fit;
+  f.sets = o.sets;
+  f.seeds = o.seeds;
+  f.threads = o.threads;
+  f.max_evaluations = o.max_evaluations;
+  const FigureFitResult r = fit_to_figures(f);
+  const std::string yaml = figure_fit_yaml(r);
+  write_calibration_file(o.out, yaml);
+  if (o.format == "json") {
+    std::cout << figure_fit_json(r).dump(2) << "\n";
+  } else if (o.format == "yaml") {
+    std::cout << yaml;
+  } else {
+    std::cout << figure_fit_table(r) << calibration_written_text(o.out) << "\n";
+  }
+  return 0;
+}
+
 int cmd_calibrate(const CalibrateOptions& o) {
+  if (!o.against.empty()) return cmd_calibrate_against(o);
+  if (o.measurements.empty()) {
+    throw Error(
+        "calibrate: give a CSV of timings (docs/calibration.md) or --against FILE of "
+        "measured figures");
+  }
+  if (!o.against_only_given.empty()) {
+    throw Error(o.against_only_given.front() + " applies to --against FILE of measured figures");
+  }
+  if (o.form.empty()) throw Error("calibrate: a CSV of timings needs --form roofline or fitted");
   const Measurements m = read_measurements(o.measurements);
   if (!m.ignored_columns.empty()) {
     spdlog::info("{}: ignored columns {}", o.measurements, join(m.ignored_columns, ", "));
@@ -217,22 +280,13 @@ int cmd_calibrate(const CalibrateOptions& o) {
   }
   const CalibrationResult r = calibrate(m.steps, c, o.measurements);
   const std::string yaml = calibration_yaml(r);
-  if (!o.out.empty()) {
-    const fs::path out(o.out);
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
-    write_file(out, yaml);
-  }
+  write_calibration_file(o.out, yaml);
   if (o.format == "json") {
     std::cout << calibration_json(r).dump(2) << "\n";
   } else if (o.format == "yaml") {
     std::cout << yaml;
   } else {
-    std::cout << calibration_table(r) << "\n"
-              << (o.out.empty() ? "calibration file not written: pass --out FILE (or --format yaml)"
-                                : "wrote " + o.out +
-                                      "; reference it from a scenario as "
-                                      "fleet.cost_model.calibration")
-              << "\n";
+    std::cout << calibration_table(r) << "\n" << calibration_written_text(o.out) << "\n";
   }
   return 0;
 }
@@ -396,19 +450,41 @@ int main(int argc, char** argv) {
   CalibrateOptions cal;
   CLI::App* calibrate_cmd = app.add_subcommand(
       "calibrate",
-      "fit the cost model to your own step or request timings and write a calibration file a "
+      "fit the cost model to your own step or request timings, or to measured figures of a "
+      "loaded benchmark by simulating them (--against), and write a calibration file a "
       "scenario references (docs/calibration.md)");
-  calibrate_cmd
-      ->add_option("measurements", cal.measurements,
-                   "CSV of step timings (step_ms,batch) or single-stream request timings "
-                   "(prompt_tokens,cached_tokens,ttft_ms,tpot_ms,output_tokens)")
-      ->required();
+  calibrate_cmd->add_option("measurements", cal.measurements,
+                            "CSV of step timings (step_ms,batch) or single-stream request timings "
+                            "(prompt_tokens,cached_tokens,ttft_ms,tpot_ms,output_tokens)");
   calibrate_cmd
       ->add_option("--form", cal.form,
-                   "roofline (efficiencies and step overhead for --gpu and --model) or fitted "
-                   "(the six coefficients of the fitted cost model)")
-      ->required()
+                   "with a CSV: roofline (efficiencies and step overhead for --gpu and --model) "
+                   "or fitted (the six coefficients of the fitted cost model)")
       ->check(CLI::IsMember({"roofline", "fitted"}));
+  calibrate_cmd
+      ->add_option("--against", cal.against,
+                   "instead of a CSV: files of measured figures in the validation format "
+                   "(scenario, set, figures with tolerances; docs/calibration.md), fitted by "
+                   "simulating every check (repeatable)")
+      ->check(CLI::ExistingFile);
+  calibrate_cmd->add_option(
+      "--fit", cal.fit,
+      "with --against: a roofline constant of fleet.cost_model to fit (repeatable; default "
+      "compute_efficiency and bandwidth_efficiency; " +
+          join(fittable_cost_model_params(), ", ") + ")");
+  calibrate_cmd->add_option("--set", cal.sets,
+                            "with --against: PATH=VALUE on every check (repeatable); "
+                            "fleet.cost_model.NAME=V of a fitted NAME is where it starts");
+  calibrate_cmd
+      ->add_option("--seeds", cal.seeds,
+                   "with --against: seeds per check, the figures' mean fitted")
+      ->check(cli::integer_in(1, 100));
+  calibrate_cmd->add_option("--threads", cal.threads, "with --against: threads (0 = all cores)")
+      ->check(cli::threads_check());
+  calibrate_cmd
+      ->add_option("--max-evaluations", cal.max_evaluations,
+                   "with --against: simulations of every check the fit may run")
+      ->check(cli::integer_in(1, 100000));
   calibrate_cmd->add_option("--gpu", cal.gpu, "GPU the timings come from (fleetsim list gpus)");
   calibrate_cmd->add_option("--model", cal.model,
                             "model the timings come from (fleetsim list models)");
@@ -525,7 +601,19 @@ int main(int argc, char** argv) {
     if (*campaign.app) return cli::run_campaign_command(campaign);
     if (*plan.app) return cli::run_plan_command(plan);
     if (*validate_cmd) return cmd_validate(val);
-    if (*calibrate_cmd) return cmd_calibrate(cal);
+    if (*calibrate_cmd) {
+      for (const char* name :
+           {"--form", "--gpu", "--model", "--tp", "--kv-dtype-bytes", "--allreduce-bandwidth-gbs",
+            "--allreduce-path", "--expert-parallel", "--dequant-gemm-factor", "--moe-gemm-factor",
+            "--moe-routing-us", "--unoverlapped-fraction", "--kernel-floor-us",
+            "--elementwise-efficiency", "--fix"}) {
+        if (calibrate_cmd->count(name) > 0) cal.csv_only_given.emplace_back(name);
+      }
+      for (const char* name : {"--fit", "--set", "--seeds", "--threads", "--max-evaluations"}) {
+        if (calibrate_cmd->count(name) > 0) cal.against_only_given.emplace_back(name);
+      }
+      return cmd_calibrate(cal);
+    }
     if (*list_cmd) return cmd_list(list_what);
     if (*describe_cmd) return cmd_describe(describe_name);
   } catch (const InternalError& e) {

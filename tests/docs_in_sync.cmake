@@ -17,7 +17,8 @@
 #    scenarios/pd-prefill-link.yaml`;
 #  * docs/scenarios.md's sweeps of scenarios/azure-conv-day.yaml over the pod count and of
 #    scenarios/pipeline-deepseek-v3.yaml, and
-#    docs/calibration.md's fitted form of the example steps (each block with its command);
+#    docs/calibration.md's fitted form of the example steps and its fit to the example figures
+#    (each block with its command);
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
@@ -100,6 +101,9 @@ check_quoted(docs/scenarios.md "$ fleetsim sweep scenarios/pipeline-deepseek-v3.
 check_quoted(docs/calibration.md
              "$ fleetsim calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted"
              calibrate examples/calibration/a100-llama-3.1-8b-steps.csv --form fitted)
+check_quoted(docs/calibration.md
+             "$ fleetsim calibrate --against examples/calibration/h100-qwen3-14b-figures.yaml"
+             calibrate --against examples/calibration/h100-qwen3-14b-figures.yaml)
 check_quoted(docs/plan.md "plan loxilb-3pod-long" plan scenarios/loxilb-3pod-long.yaml
              --set "slo={ttft_ms: 1000, tpot_ms: 60}" --max-pods 16)
 

@@ -35,6 +35,7 @@ from ._core import (
     UnknownNameError,
     __version__,
     calibrate,
+    calibrate_against,
     campaign,
     cost_model_params,
     describe,
@@ -72,6 +73,7 @@ def _picklable(f: _F) -> _F:
 
 
 calibrate = _picklable(_core.calibrate)
+calibrate_against = _picklable(_core.calibrate_against)
 campaign = _picklable(_core.campaign)
 load = _picklable(_core.load)
 plan = _picklable(_core.plan)
@@ -100,6 +102,7 @@ __all__ = [
     "UnknownNameError",
     "__version__",
     "calibrate",
+    "calibrate_against",
     "campaign",
     "cost_model_params",
     "describe",

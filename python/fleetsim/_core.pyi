@@ -278,6 +278,16 @@ def calibrate(
     fix: Mapping[str, float] = ...,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]: ...
+def calibrate_against(
+    files: Sequence[str | os.PathLike[str]],
+    *,
+    fit: Sequence[str] = ...,
+    overrides: Mapping[str, Any] | None = None,
+    seeds: int = 1,
+    threads: int = 0,
+    max_evaluations: int = 100,
+    out: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]: ...
 def validate(
     files: Sequence[str | os.PathLike[str]] | None = None,
     overrides: Mapping[str, Any] | None = None,

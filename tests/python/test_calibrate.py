@@ -71,3 +71,38 @@ def test_errors_map_to_their_python_classes(source_dir, tmp_path):
         fleetsim.calibrate(csv, "roofline", gpu="B300", model="Llama-3.1-8B")
     with pytest.raises(fleetsim.UnknownNameError, match="calibration form"):
         fleetsim.calibrate(csv, "spline")
+
+
+FIGURES = f"{EXAMPLES}/h100-qwen3-14b-figures.yaml"
+
+
+def test_against_measured_figures_fits_by_simulating_them(source_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(source_dir)  # the figures' file names its scenario from the repository root
+    out = tmp_path / "cal.yaml"
+    r = fleetsim.calibrate_against([FIGURES], fit=["compute_efficiency"], out=out)
+    assert r["form"] == "figures"
+    assert r["gpu"] == "H100-SXM"
+    p = r["params"]["compute_efficiency"]
+    assert p["start"] == pytest.approx(0.73)
+    # GPUStack's H100 runs its prefill at well under the roofline's 0.73 of peak.
+    assert 0.3 < p["value"] < 0.5
+    assert p["std_error"] > 0
+    assert r["fitted_figures"] == 9
+    assert r["rms_tolerances"]["after"] < r["rms_tolerances"]["before"]
+    assert sum(f["ok"] for f in r["after"]["figures"]) > sum(f["ok"] for f in r["before"]["figures"])
+    assert out.read_text() == r["yaml"]
+    assert "compute_efficiency" in r["report"]
+    # A scenario referencing the file takes the fitted value.
+    scenario = fleetsim.load("scenarios/gpustack-qwen3-14b.yaml",
+                             overrides={"fleet.cost_model.calibration": str(out)})
+    assert scenario.cost_model["compute_efficiency"] == pytest.approx(p["value"], rel=1e-5)
+
+
+def test_against_errors_map_to_their_python_classes(source_dir, monkeypatch):
+    monkeypatch.chdir(source_dir)
+    with pytest.raises(fleetsim.UnknownNameError, match="valid fittable cost_model parameters"):
+        fleetsim.calibrate_against([FIGURES], fit=["speed"])
+    with pytest.raises(fleetsim.Error, match="starts at 0"):
+        fleetsim.calibrate_against([FIGURES], fit=["allreduce_latency_us"])
+    with pytest.raises(ValueError, match="at least one file"):
+        fleetsim.calibrate_against([])
