@@ -40,8 +40,10 @@ std::string figure(double v) {
   return num(v, a >= 100 ? "%.0f" : a >= 1 ? "%.2f" : "%.3g");
 }
 
+// A figure the fit can weigh: a tolerance above 0 and an error it can compute (a simulated
+// figure, a measurement not 0 under a relative tolerance).
 bool fitted(const FigureCheck& f) {
-  return f.rule == FigureCheck::Rule::kTolerance && f.tolerance > 0 && std::isfinite(f.simulated);
+  return f.rule == FigureCheck::Rule::kTolerance && f.tolerance > 0 && std::isfinite(f.error);
 }
 
 // The key of a figure across reports: a report's figures come in the files' order, so the
@@ -129,6 +131,12 @@ struct Fit {
       best_x = x;
     }
     return true;
+  }
+
+  // The sum of squared residuals at an evaluated point.
+  double report_cost(const Eigen::VectorXd& x) {
+    Eigen::VectorXd r;
+    return residuals(x, r) ? r.squaredNorm() : NAN;
   }
 
   bool jacobian(const Eigen::VectorXd& x, Eigen::MatrixXd& j) {
@@ -284,19 +292,20 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
   const bool spent =
       fit.evaluations >= o.max_evaluations && status == Eigen::LevenbergMarquardtSpace::UserAsked;
   result.stop_reason = stop_text(status, spent);
-  if (fit.best_x.size() == 0) fit.best_x = Eigen::VectorXd::Zero(n);
+  // The best point evaluated (LM's last step, or a point of a Jacobian that did better).
+  const Eigen::VectorXd best = fit.best_x.size() == 0 ? Eigen::VectorXd::Zero(n) : fit.best_x;
 
   // Standard errors from a Jacobian at the result, beyond the fit's budget.
   fit.budget = fit.evaluations + 2 * n;
   Eigen::MatrixXd j;
-  const bool have_j = fit.jacobian(fit.best_x, j);
+  const bool have_j = fit.jacobian(best, j);
   // Over the constants that move some figure: one that moves none is unpinned on its own.
   std::vector<Eigen::Index> moving;
   for (Eigen::Index i = 0; have_j && i < n; ++i) {
     if (j.col(i).norm() > 0) moving.push_back(i);
   }
   const auto m = static_cast<double>(fit.positions.size());
-  const double variance = m > n ? fit.best_cost / (m - n) : 0;
+  const double variance = m > n ? fit.report_cost(best) / (m - n) : 0;
   std::vector<double> std_x(static_cast<size_t>(n), NAN);
   if (!moving.empty()) {
     Eigen::MatrixXd jm(j.rows(), static_cast<Eigen::Index>(moving.size()));
@@ -314,11 +323,11 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
   }
   for (Eigen::Index i = 0; i < n; ++i) {
     FigureFitParam& p = fit.params[static_cast<size_t>(i)];
-    p.value = fit.value(static_cast<size_t>(i), fit.best_x(i));
+    p.value = fit.value(static_cast<size_t>(i), best(i));
     p.at_bound = p.value <= p.lo || p.value >= p.hi;
     p.std_error = p.value * std_x[static_cast<size_t>(i)];  // the delta method: p = start e^x
   }
-  result.after = *fit.report(fit.best_x);  // evaluated already: the best point was
+  result.after = *fit.report(best);  // evaluated already
   result.params = fit.params;
   result.evaluations = fit.evaluations;
   result.rms_before = rms(result.before, fit.positions);
