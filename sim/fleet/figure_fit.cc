@@ -273,7 +273,7 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
     p.name = n;
     p.start = start_of(n, given, result.gpu);
     p.lo = std::max(def->min, 1e-6);
-    p.hi = def->max;
+    p.hi = std::min(def->max, 1e12);  // finite, so a wandering step stays a number
     if (p.start <= 0) {
       throw Error("--fit " + n + ": it starts at 0, which a fit in proportions cannot leave; " +
                   "give a start with --set " + std::string(kSetPrefix).append(n) + "=VALUE");

@@ -36,7 +36,7 @@ struct FigureFitParam {
   std::string name;
   double start = 0;
   double value = 0;
-  double lo = 0, hi = 0;  // the parameter's range (a lower bound of 0 is taken as 1e-6)
+  double lo = 0, hi = 0;  // the parameter's range (a bound of 0 taken as 1e-6, none as 1e12)
   // Standard error from the Jacobian at the result, scaled by the residual variance; NaN when
   // the figures do not pin the parameter (it moves none of them, or only together with
   // another), 0 when the figures do not outnumber the parameters.
