@@ -65,11 +65,14 @@ class FigureFit : public testing::TempDirTest {
     return testing::write_file(dir_ / "checks.yaml", text);
   }
 
-  // The file with the simulator's own figures at the given constants as the measurements.
-  std::string measured_at(const std::vector<std::string>& constants) {
+  // The file with the simulator's own figures at the given constants as the measurements,
+  // each off by `noise` (a fraction) with alternating signs, as a real run's would be.
+  std::string measured_at(const std::vector<std::string>& constants, double noise = 0) {
     const ValidationReport truth = validate({checks()}, 1, 1, constants);
     std::vector<double> m;
-    for (const auto& f : truth.figures) m.push_back(f.simulated);
+    for (const auto& f : truth.figures) {
+      m.push_back(f.simulated * (1 + (m.size() % 2 == 0 ? noise : -noise)));
+    }
     return checks(m);
   }
 };
@@ -107,6 +110,23 @@ TEST_F(FigureFit, FindsTheConstantsItsFiguresWereSimulatedWith) {
   // Deterministic, at any thread count.
   o.threads = 2;
   EXPECT_EQ(figure_fit_yaml(fit_to_figures(o)), figure_fit_yaml(r));
+}
+
+TEST_F(FigureFit, FindsThemThroughMeasurementNoise) {
+  FigureFitOptions o;
+  o.files = {measured_at(
+      {"fleet.cost_model.compute_efficiency=0.5", "fleet.cost_model.bandwidth_efficiency=0.65"},
+      0.04)};
+  o.threads = 1;
+  const FigureFitResult r = fit_to_figures(o);
+  for (const auto& [p, truth] : {std::pair{r.params[0], 0.5}, std::pair{r.params[1], 0.65}}) {
+    EXPECT_NEAR(p.value, truth, truth * 0.08) << p.name;
+    // The noise shows in the standard error, which covers the truth.
+    EXPECT_GT(p.std_error, 0) << p.name;
+    EXPECT_LE(std::fabs(p.value - truth), 3 * p.std_error) << p.name;
+  }
+  EXPECT_GT(r.rms_after, 0.1);  // 4% noise against 10% tolerances
+  EXPECT_TRUE(r.after.all_ok());
 }
 
 TEST_F(FigureFit, StartsWhereASetSaysAndHoldsTheOtherConstantsItSets) {
