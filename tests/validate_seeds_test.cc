@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -65,6 +66,41 @@ TEST_F(ValidateSeeds, ASweepShapeIsJudgedOnTheMeanCurve) {
   EXPECT_EQ(r.figures[1].per_seed, (std::vector<double>{4.0, 4.0}));
   EXPECT_EQ(r.figures[1].seeds_inside, 2);
   EXPECT_TRUE(r.figures[1].ok);
+}
+
+// The checks run side by side; the report is the same, row for row, at any thread count, and the
+// error of a check that cannot run names that check even when others ran beside it.
+TEST_F(ValidateSeeds, ChecksSideBySideGiveTheOneThreadReport) {
+  std::string yaml = testing::small_scenario_yaml("round_robin");
+  const std::string plain = testing::write_file(dir_ / "plain.yaml", yaml);
+  yaml += "sweep:\n  vary:\n    workload.concurrency: [1, 4]\n";
+  const std::string sweep = testing::write_file(dir_ / "sweep.yaml", yaml);
+  std::string text = "checks:\n";
+  for (int k = 0; k < 3; ++k) {
+    text += "  - scenario: " + plain +
+            "\n    set: [fleet.server.api_overhead_ms=" + std::to_string(k + 1) +
+            "]\n    figures:\n      - {arm: a, metric: ttft_p95_ms, measured: 1, rel: 1000}\n"
+            "  - sweep: " +
+            sweep + "\n    set: [fleet.server.api_overhead_ms=" + std::to_string(k + 1) +
+            "]\n    figures:\n      - {arm: a, point: {workload.concurrency: 4}, metric: "
+            "throughput_req_s, measured: 1, rel: 1000}\n";
+  }
+  const std::string checks = testing::write_file(dir_ / "checks.yaml", text);
+  const std::string one = validation_json(validate({checks}, 1, 2)).dump();
+  EXPECT_EQ(validation_json(validate({checks}, 4, 2)).dump(), one);
+  EXPECT_EQ(validation_json(validate({checks}, 0, 2)).dump(), one);
+
+  const std::string broken = testing::write_file(
+      dir_ / "broken.yaml", text + "  - scenario: " + (dir_ / "none.yaml").string() +
+                                "\n    figures:\n      - {arm: a, metric: ttft_p95_ms, "
+                                "measured: 1, rel: 1000}\n");
+  try {
+    validate({broken}, 4);
+    FAIL() << "a check naming a missing scenario ran";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.yaml:26: checks.6.scenario"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

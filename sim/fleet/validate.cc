@@ -13,9 +13,11 @@
 
 #include "sim/errors.h"
 #include "sim/fleet/arm_metrics.h"
+#include "sim/fleet/parallel.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/sweep.h"
 #include "sim/params.h"
+#include "sim/stop.h"
 #include "sim/yaml_checks.h"
 
 namespace fleetsim {
@@ -209,6 +211,8 @@ void referenced(const std::string& prefix, Body&& body) {
     body();
   } catch (const InternalError&) {
     throw;
+  } catch (const StoppedError&) {
+    throw;  // as it is, so the error that stopped it is the one reported
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.starts_with(prefix)) throw;
@@ -491,57 +495,73 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
       checks.push_back(read_check(nodes[i], cw.child(std::to_string(i))));
     }
   }
-  for (auto& c : checks) {
-    const std::string prefix = c.target_where.at(c.target_node) + ": ";
-    // The check's set:, in every label of its rows; a sweep's own grid (sweep.*) is left out, as
-    // each row names its point.
-    std::string overrides;
+  // The checks' simulations run side by side, one check a thread (a lone check gives its
+  // threads to its own arms or points); every figure is then read in the files' order.
+  struct Runs {
+    std::string prefix;     // the place in the validation file that named the scenario
+    std::string overrides;  // the check's set:, in every label of its rows
+    std::string label, gpu;
+    std::vector<RunResult> runs;      // one per seed
+    std::vector<SweepResult> sweeps;  // one per seed
+  };
+  std::vector<Runs> done(checks.size());
+  for (size_t i = 0; i < checks.size(); ++i) {
+    Check& c = checks[i];
+    done[i].prefix = c.target_where.at(c.target_node) + ": ";
+    // A sweep's own grid (sweep.*) is left out of the labels, as each row names its point.
     for (const auto& x : c.sets) {
-      if (!(c.sweep && x.starts_with("sweep."))) overrides += " " + x;
+      if (!(c.sweep && x.starts_with("sweep."))) done[i].overrides += " " + x;
     }
     // The caller's overrides come last, so they win over the check's; the report names them once.
     c.sets.insert(c.sets.end(), sets.begin(), sets.end());
-    if (!c.sweep) {
-      std::string label, gpu;
-      std::vector<RunResult> runs(static_cast<size_t>(seeds));
-      referenced(prefix, [&] {
+  }
+  const int inner = checks.size() > 1 ? 1 : threads;
+  rethrow_first(for_each_index(checks.size(), threads, [&](size_t i) {
+    const Check& c = checks[i];
+    Runs& d = done[i];
+    referenced(d.prefix, [&] {
+      if (!c.sweep) {
         Scenario s = load_scenario(c.path, c.sets);
-        label = s.name;
-        gpu = s.fleet.gpu;
+        d.label = s.name + d.overrides;
+        d.gpu = s.fleet.gpu;
         const std::uint64_t base_seed = s.seed;
-        for (int i = 0; i < seeds; ++i) {
-          s.seed = base_seed + static_cast<std::uint64_t>(i);
-          runs[static_cast<size_t>(i)] = run_scenario(s, threads);
+        for (int k = 0; k < seeds; ++k) {
+          s.seed = base_seed + static_cast<std::uint64_t>(k);
+          d.runs.push_back(run_scenario(s, inner));
         }
-      });
-      label += overrides;
-      for (const auto& f : c.figures) {
-        std::vector<FigureCheck> per_seed;
-        for (const auto& run : runs) per_seed.push_back(check(f, label, run));
-        report.figures.push_back(over_seeds(per_seed));
-        report.figures.back().gpu = gpu;
+        return;
       }
-      continue;
-    }
-    std::vector<SweepResult> sweeps(static_cast<size_t>(seeds));
-    referenced(prefix, [&] {
       // The first sweep runs with the scenario's own seed (an override would clash with a grid
       // of seeds) and tells the next ones where to count from.
-      sweeps[0] = run_sweep(c.path, c.sets, {}, threads);
-      const std::uint64_t base_seed = sweeps[0].points.front().scenario.seed;
-      for (int i = 1; i < seeds; ++i) {
+      d.sweeps.push_back(run_sweep(c.path, c.sets, {}, inner));
+      const std::uint64_t base_seed = d.sweeps[0].points.front().scenario.seed;
+      for (int k = 1; k < seeds; ++k) {
         std::vector<std::string> seeded = c.sets;
-        seeded.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(i)));
-        sweeps[static_cast<size_t>(i)] = run_sweep(c.path, seeded, {}, threads);
+        seeded.push_back("seed=" + std::to_string(base_seed + static_cast<std::uint64_t>(k)));
+        d.sweeps.push_back(run_sweep(c.path, seeded, {}, inner));
       }
     });
+  }));
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const Check& c = checks[i];
+    Runs& d = done[i];
+    if (!c.sweep) {
+      for (const auto& f : c.figures) {
+        std::vector<FigureCheck> per_seed;
+        for (const auto& run : d.runs) per_seed.push_back(check(f, d.label, run));
+        report.figures.push_back(over_seeds(per_seed));
+        report.figures.back().gpu = d.gpu;
+      }
+      d = Runs();  // its records are read: give their memory back before the next check's
+      continue;
+    }
     for (const auto& f : c.figures) {
       std::vector<FigureCheck> per_seed;
       std::string label;
       std::string gpu;
-      for (const auto& sweep : sweeps) {
+      for (const auto& sweep : d.sweeps) {
         const SweepPoint& match = point_of(f, sweep);
-        label = sweep.scenario + overrides + " " + point_text(match);
+        label = sweep.scenario + d.overrides + " " + point_text(match);
         gpu = match.scenario.fleet.gpu;
         per_seed.push_back(check(f, label, match.result));
       }
@@ -550,11 +570,12 @@ ValidationReport validate(const std::vector<std::string>& files, int threads, in
     }
     for (const auto& f : c.shapes) {
       std::vector<Curve> curves;
-      for (const auto& sweep : sweeps) curves.push_back(curve_of(f, sweep));
+      for (const auto& sweep : d.sweeps) curves.push_back(curve_of(f, sweep));
       report.figures.push_back(shape_over_seeds(f, curves));
       // A shape's one varied path is numeric, so every point ran on the same GPU.
-      report.figures.back().gpu = sweeps[0].points.front().scenario.fleet.gpu;
+      report.figures.back().gpu = d.sweeps[0].points.front().scenario.fleet.gpu;
     }
+    d = Runs();
   }
   return report;
 }

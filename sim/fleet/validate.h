@@ -51,7 +51,8 @@ struct ValidationReport {
   bool all_ok() const;
 };
 
-// Runs every check of every file (threads as in run/sweep; results do not depend on them), each
+// Runs every check of every file, the checks side by side on `threads` threads (as in run/sweep:
+// results do not depend on them; a lone check gives them to its arms or points), each
 // with `seeds` seeds: the scenario's own, then the next ones. `sets` (PATH=VALUE) apply to every
 // check's scenario after the check's own set:, to see what a constant does to every record.
 ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1,
