@@ -184,6 +184,10 @@ TEST_F(FigureFit, RefusesWhatItCannotFit) {
   o.fit = {"compute_efficiency"};
   o.sets = {"fleet.cost_model.compute_efficiency=-1"};
   EXPECT_THROW(fit_to_figures(o), Error);
+  o.sets = {"fleet.cost_model.calibration=other.yaml"};  // the fit writes its own file
+  EXPECT_THROW(fit_to_figures(o), Error);
+  o.sets = {"fleet.cost_model.type=fitted"};
+  EXPECT_THROW(fit_to_figures(o), Error);
   o.sets = {};
   o.max_evaluations = 0;
   EXPECT_THROW(fit_to_figures(o), Error);

@@ -235,6 +235,13 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
     const auto eq = s.find('=');
     const std::string path = s.substr(0, eq);
     double v = 0;
+    if (path == std::string(kSetPrefix) + "calibration" ||
+        path == std::string(kSetPrefix) + "type") {
+      throw Error("--set " + path +
+                  ": the fit writes a roofline calibration file of its own; give the constants "
+                  "to start from or to hold as " +
+                  kSetPrefix + "NAME=VALUE");
+    }
     if (eq != std::string::npos && path.starts_with(kSetPrefix) &&
         seen.count(path.substr(std::string(kSetPrefix).size())) > 0) {
       if (!parse_finite(s.substr(eq + 1), v) || v <= 0) {
@@ -248,6 +255,14 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
     result.sets.push_back(s);
   }
 
+  // A constant whose default is a sentinel 0 has no start to scale, before anything runs.
+  for (const auto& n : names) {
+    if (given.count(n) == 0 && n != "bandwidth_efficiency" &&
+        cost_model_spec().defaults().get_double(n) == 0) {
+      throw Error("--fit " + n + ": it starts at 0, which a fit in proportions cannot leave; " +
+                  "give a start with --set " + std::string(kSetPrefix).append(n) + "=VALUE");
+    }
+  }
   result.before = validate(o.files, o.threads, o.seeds, result.sets);
   // The checks' warnings were said once, by the run above; the fit's runs would repeat them.
   struct QuietWarnings {
@@ -274,10 +289,6 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
     p.start = start_of(n, given, result.gpu);
     p.lo = std::max(def->min, 1e-6);
     p.hi = std::min(def->max, 1e12);  // finite, so a wandering step stays a number
-    if (p.start <= 0) {
-      throw Error("--fit " + n + ": it starts at 0, which a fit in proportions cannot leave; " +
-                  "give a start with --set " + std::string(kSetPrefix).append(n) + "=VALUE");
-    }
     fit.params.push_back(p);
   }
 
