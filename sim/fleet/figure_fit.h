@@ -60,8 +60,9 @@ struct FigureFitResult {
 };
 
 // Throws Error for a name that is not a fittable constant (UnknownNameError, with the valid
-// ones), for files without a figure with a tolerance to fit, for fewer such figures than
-// parameters, and a start of 0; the checks' own errors as validate() does.
+// ones), a name given twice, a start of 0 or below, a set of fleet.cost_model.calibration or
+// .type, and fewer figures with a tolerance to fit than constants; the checks' own errors as
+// validate() does. All but the last before anything runs.
 FigureFitResult fit_to_figures(const FigureFitOptions& o);
 
 // The calibration file (read back by read_calibration_file): the fitted and held cost_model
