@@ -195,17 +195,28 @@ struct CalibrateOptions {
   std::vector<std::string> against_only_given;
 };
 
-void write_calibration_file(const std::string& out, const std::string& yaml) {
-  if (out.empty()) return;
-  const fs::path path(out);
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  write_file(path, yaml);
-}
-
-std::string calibration_written_text(const std::string& out) {
-  return out.empty()
-             ? "calibration file not written: pass --out FILE (or --format yaml)"
-             : "wrote " + out + "; reference it from a scenario as fleet.cost_model.calibration";
+// Writes the calibration file when asked, and prints what --format says: the JSON, the file, or
+// the table (`table` ends where the file's note begins) and where the file went.
+int print_calibration(const CalibrateOptions& o, const nlohmann::json& json,
+                      const std::string& yaml, const std::string& table) {
+  if (!o.out.empty()) {
+    const fs::path path(o.out);
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    write_file(path, yaml);
+  }
+  if (o.format == "json") {
+    std::cout << json.dump(2) << "\n";
+  } else if (o.format == "yaml") {
+    std::cout << yaml;
+  } else {
+    std::cout << table
+              << (o.out.empty() ? "calibration file not written: pass --out FILE (or --format yaml)"
+                                : "wrote " + o.out +
+                                      "; reference it from a scenario as "
+                                      "fleet.cost_model.calibration")
+              << "\n";
+  }
+  return 0;
 }
 
 int cmd_calibrate_against(const CalibrateOptions& o) {
@@ -225,16 +236,7 @@ int cmd_calibrate_against(const CalibrateOptions& o) {
   f.threads = o.threads;
   f.max_evaluations = o.max_evaluations;
   const FigureFitResult r = fit_to_figures(f);
-  const std::string yaml = figure_fit_yaml(r);
-  write_calibration_file(o.out, yaml);
-  if (o.format == "json") {
-    std::cout << figure_fit_json(r).dump(2) << "\n";
-  } else if (o.format == "yaml") {
-    std::cout << yaml;
-  } else {
-    std::cout << figure_fit_table(r) << calibration_written_text(o.out) << "\n";
-  }
-  return 0;
+  return print_calibration(o, figure_fit_json(r), figure_fit_yaml(r), figure_fit_table(r));
 }
 
 int cmd_calibrate(const CalibrateOptions& o) {
@@ -279,16 +281,8 @@ int cmd_calibrate(const CalibrateOptions& o) {
     }
   }
   const CalibrationResult r = calibrate(m.steps, c, o.measurements);
-  const std::string yaml = calibration_yaml(r);
-  write_calibration_file(o.out, yaml);
-  if (o.format == "json") {
-    std::cout << calibration_json(r).dump(2) << "\n";
-  } else if (o.format == "yaml") {
-    std::cout << yaml;
-  } else {
-    std::cout << calibration_table(r) << "\n" << calibration_written_text(o.out) << "\n";
-  }
-  return 0;
+  return print_calibration(o, calibration_json(r), calibration_yaml(r),
+                           calibration_table(r) + "\n");
 }
 
 int cmd_list(const std::string& what) {

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unsupported/Eigen/LevenbergMarquardt>
 
 #include "models/cost_model.h"
@@ -38,6 +40,15 @@ std::string num(double v, const char* format = "%.6g") {
 std::string figure(double v) {
   const double a = std::fabs(v);
   return num(v, a >= 100 ? "%.0f" : a >= 1 ? "%.2f" : "%.3g");
+}
+
+// The cost_model parameter a PATH=VALUE names, and its value as written; nullopt for a set of
+// anything else.
+std::optional<std::pair<std::string, std::string>> cost_model_set(const std::string& set) {
+  const auto eq = set.find('=');
+  if (eq == std::string::npos || !set.starts_with(kSetPrefix)) return std::nullopt;
+  const size_t start = std::string_view(kSetPrefix).size();
+  return std::pair{set.substr(start, eq - start), set.substr(eq + 1)};
 }
 
 // A figure the fit can weigh: a tolerance above 0 and an error it can compute (a simulated
@@ -232,24 +243,21 @@ FigureFitResult fit_to_figures(const FigureFitOptions& o) {
   result.files = o.files;
   std::map<std::string, double> given;
   for (const auto& s : o.sets) {
-    const auto eq = s.find('=');
-    const std::string path = s.substr(0, eq);
-    double v = 0;
-    if (path == std::string(kSetPrefix) + "calibration" ||
-        path == std::string(kSetPrefix) + "type") {
-      throw Error("--set " + path +
+    const auto named = cost_model_set(s);
+    if (named && (named->first == "calibration" || named->first == "type")) {
+      throw Error(std::string("--set ") + kSetPrefix + named->first +
                   ": the fit writes a roofline calibration file of its own; give the constants "
                   "to start from or to hold as " +
                   kSetPrefix + "NAME=VALUE");
     }
-    if (eq != std::string::npos && path.starts_with(kSetPrefix) &&
-        seen.count(path.substr(std::string(kSetPrefix).size())) > 0) {
-      if (!parse_finite(s.substr(eq + 1), v) || v <= 0) {
+    if (named && seen.count(named->first) > 0) {
+      double v = 0;
+      if (!parse_finite(named->second, v) || v <= 0) {
         throw Error("--set " + s +
                     ": a fitted constant starts where this says; expected a "
                     "number > 0");
       }
-      given[path.substr(std::string(kSetPrefix).size())] = v;
+      given[named->first] = v;
       continue;
     }
     result.sets.push_back(s);
@@ -353,11 +361,8 @@ std::string figure_fit_yaml(const FigureFitResult& r) {
   for (const auto& p : r.params) e << YAML::Key << p.name << YAML::Value << num(p.value);
   // Held cost_model values of the caller's sets: the fit assumed them.
   for (const auto& s : r.sets) {
-    const auto eq = s.find('=');
-    if (eq != std::string::npos && s.starts_with(kSetPrefix)) {
-      e << YAML::Key
-        << s.substr(std::string(kSetPrefix).size(), eq - std::string(kSetPrefix).size())
-        << YAML::Value << s.substr(eq + 1);
+    if (const auto named = cost_model_set(s)) {
+      e << YAML::Key << named->first << YAML::Value << named->second;
     }
   }
   e << YAML::EndMap << YAML::Key << "fit" << YAML::Value << YAML::BeginMap;
