@@ -268,7 +268,7 @@ double RooflineCostModel::weight_bytes_per_step(double tokens) const {
   if (llm_.is_moe()) {
     const double touched = experts_touched(tokens);
     // The checkpoint's experts out, the touched ones in as vLLM padded them (kv_capacity.h).
-    const double stored = llm_.expert_params() * llm_.bytes_per_linear_weight() * llm_.moe_layers();
+    const double stored = llm_.expert_bytes();
     const double expert_bytes = stored * expert_padding_;
     bytes += touched * expert_bytes - llm_.num_experts * stored;
     // A GPU holds num_experts / tp of them whole, so it reads at most all of those.

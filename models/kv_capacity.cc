@@ -103,8 +103,7 @@ double loaded_weight_bytes(const GpuSpec& gpu, const LlmSpec& llm, std::int32_t 
   const std::int32_t parts = std::max<std::int32_t>(1, tp);
   const double whole = llm.replicated_weight_bytes();
   const double share = (llm.weight_bytes_total() - whole) / parts + whole;
-  const double experts = llm.expert_params() * llm.bytes_per_linear_weight() * llm.num_experts *
-                         llm.moe_layers() / parts;
+  const double experts = llm.expert_bytes() * llm.num_experts / parts;
   return share + (expert_padding_factor(gpu, llm, tp, expert_parallel) - 1.0) * experts;
 }
 

@@ -98,6 +98,8 @@ struct LlmSpec {
   double linear_params() const;
   // Parameters of one expert of one layer (gate, up and down), 0 when dense.
   double expert_params() const;
+  // Bytes of one routed expert over every MoE layer, as the checkpoint stores it.
+  double expert_bytes() const { return expert_params() * bytes_per_linear_weight() * moe_layers(); }
   // Of active_params() and linear_params(), the ones stored in weight_dtype (all of them, or
   // with quantized_experts_only the routed experts'); the rest are BF16.
   double active_quantized_params() const;
