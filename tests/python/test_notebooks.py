@@ -1,11 +1,11 @@
-"""The notebooks run top to bottom without errors (nbclient, a python3 kernel), within their
-time budget, and are committed with the outputs they give today."""
+"""The notebooks run top to bottom without errors (nbclient, a python3 kernel) and are committed
+with the outputs they give today. How long they take is not checked here: a busy machine is slow,
+and speed is measured in bench/; ctest's per-test timeout is the only guard, against a hang."""
 
 from __future__ import annotations
 
 import difflib
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,6 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOK_DIR = Path(os.environ.get("FLEETSIM_SOURCE_DIR", Path(__file__).resolve().parents[2])) / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-BUDGET_S = 120  # each aims at ~60 s on 2 busy cores; this leaves room for a slow machine
 
 
 def test_there_are_notebooks():
@@ -50,15 +49,12 @@ def test_notebook_runs(path: Path):
     assert any(c["outputs"] for c in code), f"{path.name} is committed without outputs"
     committed = text_outputs(nb)
     client = nbclient.NotebookClient(
-        nb, timeout=BUDGET_S, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}}
+        nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}}
     )
-    start = time.perf_counter()
     client.execute()  # raises CellExecutionError on the first failing cell
-    elapsed = time.perf_counter() - start
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
-    assert elapsed < BUDGET_S, f"{path.name} took {elapsed:.0f} s"
     # The committed figures are the ones the simulator gives today, as the goldens are; when the
     # model changes, `notebooks/execute.py` refreshes them (and the prose around them is re-read).
     fresh = text_outputs(nb)
