@@ -52,58 +52,122 @@ ApproxPrefixIndex::PodLru& ApproxPrefixIndex::lru_for(int pod) {
   return pods_[static_cast<size_t>(pod)];
 }
 
-void ApproxPrefixIndex::unlink(int pod, BlockHash hash) {
-  auto it = hash_to_pods_.find(hash);
-  if (it == hash_to_pods_.end()) return;
-  auto& holders = it->second;
-  holders.erase(std::remove(holders.begin(), holders.end(), pod), holders.end());
-  if (holders.empty()) hash_to_pods_.erase(it);
+std::int32_t ApproxPrefixIndex::new_entry(int pod, BlockHash hash) {
+  std::int32_t e = kNone;
+  if (free_entries_.empty()) {
+    e = static_cast<std::int32_t>(entries_.size());
+    entries_.emplace_back();
+  } else {
+    e = free_entries_.back();
+    free_entries_.pop_back();
+  }
+  entries_[static_cast<size_t>(e)] = Entry{.hash = hash, .pod = pod};
+  return e;
+}
+
+void ApproxPrefixIndex::lru_append(PodLru& lru, std::int32_t e) {
+  Entry& entry = entries_[static_cast<size_t>(e)];
+  entry.older = lru.newest;
+  entry.newer = kNone;
+  if (lru.newest != kNone) {
+    entries_[static_cast<size_t>(lru.newest)].newer = e;
+  } else {
+    lru.oldest = e;
+  }
+  lru.newest = e;
+}
+
+void ApproxPrefixIndex::lru_remove(PodLru& lru, std::int32_t e) {
+  const Entry& entry = entries_[static_cast<size_t>(e)];
+  if (entry.older != kNone) {
+    entries_[static_cast<size_t>(entry.older)].newer = entry.newer;
+  } else {
+    lru.oldest = entry.newer;
+  }
+  if (entry.newer != kNone) {
+    entries_[static_cast<size_t>(entry.newer)].older = entry.older;
+  } else {
+    lru.newest = entry.older;
+  }
+}
+
+void ApproxPrefixIndex::link_holder(std::int32_t e) {
+  auto [it, inserted] = first_holder_.try_emplace(entries_[static_cast<size_t>(e)].hash, e);
+  if (inserted) return;
+  // After the first holder: the holders' order does not matter, only their count per pod.
+  Entry& first = entries_[static_cast<size_t>(it->second)];
+  Entry& entry = entries_[static_cast<size_t>(e)];
+  entry.prev_holder = it->second;
+  entry.next_holder = first.next_holder;
+  if (first.next_holder != kNone) entries_[static_cast<size_t>(first.next_holder)].prev_holder = e;
+  first.next_holder = e;
+}
+
+void ApproxPrefixIndex::unlink_holder(std::int32_t e) {
+  const Entry& entry = entries_[static_cast<size_t>(e)];
+  if (entry.next_holder != kNone) {
+    entries_[static_cast<size_t>(entry.next_holder)].prev_holder = entry.prev_holder;
+  }
+  if (entry.prev_holder != kNone) {
+    entries_[static_cast<size_t>(entry.prev_holder)].next_holder = entry.next_holder;
+  } else if (entry.next_holder != kNone) {
+    first_holder_[entry.hash] = entry.next_holder;
+  } else {
+    first_holder_.erase(entry.hash);
+  }
+}
+
+void ApproxPrefixIndex::erase(PodLru& lru, std::int32_t e) {
+  lru_remove(lru, e);
+  lru.where.erase(entries_[static_cast<size_t>(e)].hash);
+  unlink_holder(e);
+  --lru.size;
+  free_entries_.push_back(e);
 }
 
 void ApproxPrefixIndex::add(int pod, std::span<const BlockHash> hashes) {
   PodLru& lru = lru_for(pod);
   for (const BlockHash h : hashes) {
-    auto found = lru.where.find(h);
+    const auto found = lru.where.find(h);
     if (found != lru.where.end()) {
-      lru.order.splice(lru.order.end(), lru.order, found->second);  // refresh
+      lru_remove(lru, found->second);  // refresh
+      lru_append(lru, found->second);
       continue;
     }
-    lru.order.push_back(h);
-    lru.where.emplace(h, std::prev(lru.order.end()));
-    hash_to_pods_[h].push_back(pod);
-    if (static_cast<std::int64_t>(lru.order.size()) > capacity(pod)) {
-      const BlockHash victim = lru.order.front();
-      lru.order.pop_front();
-      lru.where.erase(victim);
-      unlink(pod, victim);
-    }
+    const std::int32_t e = new_entry(pod, h);
+    lru_append(lru, e);
+    lru.where.emplace(h, e);
+    link_holder(e);
+    if (++lru.size > capacity(pod)) erase(lru, lru.oldest);
   }
 }
 
 std::vector<std::int32_t> ApproxPrefixIndex::match(std::span<const BlockHash> hashes) const {
   std::vector<std::int32_t> matched(pods_.size(), 0);
   for (const BlockHash h : hashes) {
-    auto it = hash_to_pods_.find(h);
-    if (it == hash_to_pods_.end()) break;
-    for (const int pod : it->second) ++matched[static_cast<size_t>(pod)];
+    const auto it = first_holder_.find(h);
+    if (it == first_holder_.end()) break;
+    for (std::int32_t e = it->second; e != kNone; e = entries_[static_cast<size_t>(e)].next_holder) {
+      ++matched[static_cast<size_t>(entries_[static_cast<size_t>(e)].pod)];
+    }
   }
   return matched;
 }
 
 bool ApproxPrefixIndex::contains(int pod, BlockHash hash) const {
   if (pod < 0 || static_cast<size_t>(pod) >= pods_.size()) return false;
-  return pods_[static_cast<size_t>(pod)].where.count(hash) > 0;
+  return pods_[static_cast<size_t>(pod)].where.contains(hash);
 }
 
 std::int64_t ApproxPrefixIndex::size(int pod) const {
   if (pod < 0 || static_cast<size_t>(pod) >= pods_.size()) return 0;
-  return static_cast<std::int64_t>(pods_[static_cast<size_t>(pod)].order.size());
+  return pods_[static_cast<size_t>(pod)].size;
 }
 
 void ApproxPrefixIndex::remove_pod(int pod) {
   if (pod < 0 || static_cast<size_t>(pod) >= pods_.size()) return;
   PodLru& lru = pods_[static_cast<size_t>(pod)];
-  for (const BlockHash h : lru.order) unlink(pod, h);
+  while (lru.oldest != kNone) erase(lru, lru.oldest);
   lru = PodLru{};
 }
 

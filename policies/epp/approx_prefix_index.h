@@ -6,10 +6,10 @@
 // matchLongestPrefix).
 #pragma once
 
+#include <tsl/robin_map.h>
+
 #include <cstdint>
-#include <list>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "models/request.h"
@@ -41,6 +41,8 @@ class ApproxPrefixIndex {
   // fleet). As GIE's matchLongestPrefix: walk the hashes from the first; stop at the first hash
   // no pod holds; each pod scores one for every hash it holds before that point.
   std::vector<std::int32_t> match(std::span<const BlockHash> hashes) const;
+  // Whether any pod holds `hash` (a prompt whose first block no pod holds matches nowhere).
+  bool held_anywhere(BlockHash hash) const { return first_holder_.contains(hash); }
 
   bool contains(int pod, BlockHash hash) const;
   std::int64_t size(int pod) const;
@@ -50,17 +52,42 @@ class ApproxPrefixIndex {
   void remove_pod(int pod);
 
  private:
+  static constexpr std::int32_t kNone = -1;
+
+  // One (pod, hash) entry, in two intrusive lists: its pod's LRU and the hash's holders. Entries
+  // live in one pool and are linked by index, so an add or an eviction allocates nothing once
+  // the pool has grown, and a hash's holders unlink in O(1) (the index is written for every
+  // dispatched prompt block; a node per list entry and per map slot made it the run's hottest
+  // code).
+  struct Entry {
+    BlockHash hash = 0;
+    std::int32_t pod = 0;
+    std::int32_t older = kNone;  // the pod's LRU
+    std::int32_t newer = kNone;
+    std::int32_t prev_holder = kNone;  // the hash's holders
+    std::int32_t next_holder = kNone;
+  };
   struct PodLru {
-    std::list<BlockHash> order;  // front = least recently written
-    std::unordered_map<BlockHash, std::list<BlockHash>::iterator> where;
+    std::int32_t oldest = kNone;
+    std::int32_t newest = kNone;
+    std::int64_t size = 0;
+    tsl::robin_map<BlockHash, std::int32_t> where;  // hash -> entry
   };
   PodLru& lru_for(int pod);
-  void unlink(int pod, BlockHash hash);
+  std::int32_t new_entry(int pod, BlockHash hash);
+  void lru_append(PodLru& lru, std::int32_t e);
+  void lru_remove(PodLru& lru, std::int32_t e);
+  void link_holder(std::int32_t e);
+  void unlink_holder(std::int32_t e);
+  // Drops entry `e` from its pod's LRU, map and the hash's holders, and frees it.
+  void erase(PodLru& lru, std::int32_t e);
 
   std::int64_t capacity_;
   std::vector<std::int64_t> per_pod_;
   std::vector<PodLru> pods_;  // by pod index
-  std::unordered_map<BlockHash, std::vector<int>> hash_to_pods_;
+  std::vector<Entry> entries_;
+  std::vector<std::int32_t> free_entries_;
+  tsl::robin_map<BlockHash, std::int32_t> first_holder_;  // hash -> an entry of it
 };
 
 }  // namespace fleetsim

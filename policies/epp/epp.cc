@@ -94,8 +94,18 @@ EppPolicy::EppPolicy(const Params& params, const PolicyContext& ctx)
   picker_ = make_epp_picker(params.get_string("picker"), args);
 }
 
-std::vector<BlockHash> EppPolicy::prefix_hashes(const Request& request) const {
-  return prompt_prefix_hashes(request, block_tokens_, max_blocks_);
+const std::vector<BlockHash>& EppPolicy::prefix_hashes(const Request& request) const {
+  HashedRequest& last = last_hashed_;
+  const bool from_engine_hashes =
+      request.block_hashes != nullptr && request.hash_block_size == block_tokens_;
+  if (!from_engine_hashes || last.source != request.block_hashes ||
+      last.prompt_tokens != request.prompt_tokens || last.model != request.model) {
+    last.hashes = prompt_prefix_hashes(request, block_tokens_, max_blocks_);
+    last.source = from_engine_hashes ? request.block_hashes : nullptr;
+    last.prompt_tokens = request.prompt_tokens;
+    last.model = request.model;
+  }
+  return last.hashes;
 }
 
 EppCycle EppPolicy::make_cycle(const Request& request, std::span<const PodState> candidates) const {
@@ -117,7 +127,7 @@ EppCycle EppPolicy::make_cycle(const Request& request, std::span<const PodState>
     }
     return cycle;
   }
-  const std::vector<BlockHash> hashes = prefix_hashes(request);
+  const std::vector<BlockHash>& hashes = prefix_hashes(request);
   const std::vector<std::int32_t> matched = index_.match(hashes);
   if (hashes.empty()) return cycle;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -248,7 +258,9 @@ void EppPolicy::on_dispatched(const Request& request, int pod) {
       for (const auto& have : cached_) cold = cold && !have.count(request.block_hashes->front());
     }
   } else {
-    for (std::int32_t m : index_.match(prefix_hashes(request))) cold = cold && m == 0;
+    // A match stops at the first block no pod holds, so no pod matches when that is the first.
+    const std::vector<BlockHash>& hashes = prefix_hashes(request);
+    cold = hashes.empty() || !index_.held_anywhere(hashes.front());
   }
   for (auto& [scorer, weight] : scorers_) scorer->dispatched(pod, cold);
   const std::int64_t tokens = estimate_tokens(request);
@@ -262,8 +274,7 @@ void EppPolicy::on_dispatched(const Request& request, int pod) {
     estimated_tokens_[static_cast<size_t>(pod)] += tokens;
   }
   if (precise_) return;
-  const std::vector<BlockHash> hashes = prefix_hashes(request);
-  index_.add(pod, hashes);
+  index_.add(pod, prefix_hashes(request));
 }
 
 void EppPolicy::on_finished(const Request& request, int pod) {

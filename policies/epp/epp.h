@@ -38,8 +38,10 @@ class EppPolicy : public RoutingPolicy {
   bool reads_engine_state() const override;
   void on_kv_events(int pod, std::span<const KvEvent> events) override;
 
-  // The prompt's prefix hashes as this EPP computes them.
-  std::vector<BlockHash> prefix_hashes(const Request& request) const;
+  // The prompt's prefix hashes as this EPP computes them. A pick and the dispatch after it read
+  // them for the same request: the last chain derived from a request's engine hashes is kept
+  // (the reference is valid until the next call).
+  const std::vector<BlockHash>& prefix_hashes(const Request& request) const;
   // Candidates left after the filters (positions into `candidates`) and their weighted totals;
   // pick() is filter + this + the picker. For tests and traces.
   struct Scored {
@@ -86,6 +88,15 @@ class EppPolicy : public RoutingPolicy {
   bool estimate_like_gie_ = true;
   double chars_per_token_ = 4.0;
   std::vector<std::int64_t> estimated_tokens_;  // per pod, end_of_stream mode
+  // prefix_hashes' last chain and what it was computed from: the request's engine hashes (held,
+  // so that no other request's can take their address), its prompt length and its model.
+  struct HashedRequest {
+    std::shared_ptr<const std::vector<BlockHash>> source;
+    std::int32_t prompt_tokens = -1;
+    std::string model;
+    std::vector<BlockHash> hashes;
+  };
+  mutable HashedRequest last_hashed_;
 };
 
 // Splits "a, b,c" into names; "" and "none" give an empty list.
