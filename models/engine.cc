@@ -172,6 +172,16 @@ void Engine::offer_to_host(Sequence& s) {
   s.offered_blocks = std::max(s.offered_blocks, full);
 }
 
+void Sequence::bind(RequestPtr r) {
+  id = r->id;
+  prompt_tokens = r->prompt_tokens;
+  output_tokens = r->output_tokens;
+  prefill_leg = r->prefill_leg_for >= 0;
+  hash_owner = r->block_hashes;
+  hashes = hash_owner ? std::span<const BlockHash>(*hash_owner) : std::span<const BlockHash>();
+  request = std::move(r);
+}
+
 void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   if (!request->block_hashes || request->hash_block_size != config_.block_size) {
     throw InternalError("request " + std::to_string(request->id) +
@@ -180,7 +190,7 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   // A retry's leg under the id of an earlier attempt's, still held: the earlier one is let go.
   if (auto held = held_.find(request->id); held != held_.end()) release(held->first, held->second);
   auto seq = std::make_shared<Sequence>();
-  seq->request = std::move(request);
+  seq->bind(std::move(request));
   seq->enqueued = now;
   seq->remote_ns_per_block = remote.ns_per_block;
   seq->remote_latency = remote.latency;
@@ -191,12 +201,36 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
 }
 
 std::span<const BlockHash> Engine::hashes_of(const Sequence& s) const {
-  const auto& all = *s.request->block_hashes;
-  const std::size_t full = static_cast<std::size_t>(s.num_tokens() / config_.block_size);
-  return {all.data(), std::min(all.size(), full)};
+  const auto full = static_cast<std::size_t>(s.num_tokens() / config_.block_size);
+  return s.hashes.first(std::min(s.hashes.size(), full));
+}
+
+bool Engine::hold_blocks(Sequence& s, std::int32_t tokens) {
+  const std::int32_t blocks = (tokens + config_.block_size - 1) / config_.block_size;
+  if (config_.sliding.groups > 0) return cache_.allocate(s.id, hashes_of(s), 0, tokens);
+  if (blocks <= s.kv_blocks) return true;
+  if (!cache_.allocate(s.id, hashes_of(s), 0, tokens)) return false;
+  s.kv_blocks = blocks;
+  return true;
+}
+
+void Engine::register_full_blocks(Sequence& s, std::int32_t tokens) {
+  const std::span<const BlockHash> hashes = hashes_of(s);
+  if (config_.sliding.groups > 0) {
+    cache_.cache_full_blocks(s.id, hashes, tokens);
+    return;
+  }
+  if (tokens / config_.block_size <= s.kv_registered) return;
+  cache_.cache_full_blocks(s.id, hashes, tokens);
+  // At least what the cache registered: the full blocks it holds and has hashes for.
+  const std::int32_t full = std::min({tokens / config_.block_size, s.kv_blocks,
+                                      static_cast<std::int32_t>(hashes.size())});
+  s.kv_registered = std::max(s.kv_registered, full);
 }
 
 void Engine::preempt(std::shared_ptr<Sequence> seq) {
+  seq->kv_blocks = 0;
+  seq->kv_registered = 0;
   cache_.free(seq->request->id);
   seq->num_computed = 0;
   ++seq->preemptions;
@@ -222,7 +256,7 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     const std::int32_t drafts =
         remaining == 1 && !s.in_flight()
             ? std::clamp(std::min(config_.num_speculative_tokens,
-                                  s.request->output_tokens - s.num_output - 1),
+                                  s.output_tokens - s.num_output - 1),
                          0, std::max(budget - 1, 0))
             : 0;
     const std::int32_t n = std::min(remaining + drafts, budget);
@@ -232,7 +266,7 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     }
     bool self_preempted = false;
     bool no_room = false;
-    while (!cache_.allocate(s.request->id, hashes_of(s), 0, ahead + n)) {
+    while (!hold_blocks(s, ahead + n)) {
       // The newest request from `s` on (those before it may be in this step already) that is not
       // in a step under way, `s` itself at the latest; when none is, `s` waits for those steps.
       const auto from_s = running_.rend() - static_cast<std::ptrdiff_t>(i);
@@ -253,7 +287,7 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
       }
     }
     if (self_preempted || no_room) break;
-    cache_.cache_full_blocks(s.request->id, hashes_of(s), ahead + n);
+    register_full_blocks(s, ahead + n);
     plan.scheduled.push_back({&s, n, ahead, drafts});
     budget -= n;
     ++i;
@@ -326,7 +360,7 @@ StepPlan Engine::plan_step(TimeNs now) {
     e.seq->in_flight_tokens += e.new_tokens;
     plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens, e.drafts > 0});
     plan.num_tokens += e.new_tokens;
-    const bool decode = e.seq->num_computed >= e.seq->request->prompt_tokens;
+    const bool decode = e.seq->num_computed >= e.seq->prompt_tokens;
     ++(decode ? plan.num_decode_seqs : plan.num_prefill_seqs);
   }
   return plan;
@@ -357,7 +391,7 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
   }
   // Finished sequences leave the running queue and free their blocks (reverse order, in cache).
   auto done = [&](const std::shared_ptr<Sequence>& s) {
-    return s->num_output >= s->request->output_tokens;
+    return s->num_output >= s->output_tokens;
   };
   for (auto it = running_.begin(); it != running_.end();) {
     if (done(*it)) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,22 @@ struct EngineConfig {
 // The engine's view of one request.
 struct Sequence {
   RequestPtr request;
+  // The request's figures every step reads, kept here: a step walks every running sequence,
+  // and reading them through `request` cost a cache miss each.
+  std::int64_t id = 0;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;
+  bool prefill_leg = false;  // request->prefill_leg_for >= 0
+  std::shared_ptr<const std::vector<BlockHash>> hash_owner;
+  std::span<const BlockHash> hashes;  // *hash_owner
+  // Sets `request` and the figures kept from it.
+  void bind(RequestPtr r);
+  // Lower bounds of what the KV cache holds for it (models without sliding-window layers; 0
+  // after its blocks are freed): blocks, and leading blocks offered to the prefix cache. Below
+  // them the cache's allocate and cache_full_blocks change nothing, and a decode step skips
+  // both (their lookups of the request were a tenth of a run).
+  std::int32_t kv_blocks = 0;
+  std::int32_t kv_registered = 0;
   std::int32_t num_computed = 0;    // tokens whose KV is computed (or scheduled this step)
   std::int32_t num_output = 0;      // tokens generated so far
   std::int32_t cached_tokens = -1;  // prefix-cache hit at first admission; -1 before
@@ -102,7 +119,7 @@ struct Sequence {
   int remote_source = -1;
   double remote_source_share = 1.0;
   // Tokens the engine must hold: the prompt plus what it generated (recomputed after preemption).
-  std::int32_t num_tokens() const { return request->prompt_tokens + num_output; }
+  std::int32_t num_tokens() const { return prompt_tokens + num_output; }
 };
 
 struct ScheduledSeq {
@@ -230,6 +247,10 @@ class Engine {
   // spec_acceptance, up to the first rejection.
   std::int32_t accepted_drafts(std::int32_t drafts);
   void preempt(std::shared_ptr<Sequence> seq);
+  // cache_.allocate and cache_.cache_full_blocks of a running sequence up to `tokens`, skipped
+  // where its kv_blocks and kv_registered show they would change nothing.
+  bool hold_blocks(Sequence& s, std::int32_t tokens);
+  void register_full_blocks(Sequence& s, std::int32_t tokens);
   // The running sequence of this attempt while a step of it is under way; null otherwise.
   Sequence* under_way(std::int64_t id, std::int32_t attempt) const;
   std::span<const BlockHash> hashes_of(const Sequence& s) const;

@@ -18,7 +18,7 @@ TEST(StreamingMetrics, ChunksEmitNothingTheLastChunkAndDecodesEmitATokenEach) {
   r->prompt_tokens = 100;
   r->output_tokens = 3;
   Sequence seq;
-  seq.request = r;
+  seq.bind(r);
   RecordCollector c;
   c.on_arrival(*r, 0);
   c.on_dispatch(*r, 0, 0);

@@ -11,8 +11,24 @@ namespace fleetsim {
 
 RequestRecord& RecordCollector::at(std::int64_t id) {
   if (id < 0) throw InternalError("negative request id");
-  if (static_cast<size_t>(id) >= records_.size()) records_.resize(static_cast<size_t>(id) + 1);
+  if (static_cast<size_t>(id) >= records_.size()) {
+    records_.resize(static_cast<size_t>(id) + 1);
+    streams_.resize(records_.size());
+  }
   return records_[static_cast<size_t>(id)];
+}
+
+RecordCollector::Stream& RecordCollector::stream(std::int64_t id) {
+  at(id);
+  return streams_[static_cast<size_t>(id)];
+}
+
+const std::vector<RequestRecord>& RecordCollector::records() const {
+  for (size_t i = 0; i < records_.size(); ++i) {
+    records_[i].last_token = streams_[i].last_token;
+    records_[i].max_itl = streams_[i].max_itl;
+  }
+  return records_;
 }
 
 void RecordCollector::on_arrival(const Request& r, TimeNs t) {
@@ -37,8 +53,7 @@ void RecordCollector::on_dispatch(const Request& r, int pod, TimeNs t) {
   rec.pod = pod;
   rec.prefill_pod = -1;
   rec.dispatched = t;
-  rec.last_token = -1;  // a new attempt streams afresh
-  rec.max_itl = 0;
+  stream(r.id) = Stream{};  // a new attempt streams afresh
 }
 void RecordCollector::on_prefill_leg(const Request& leg, int pod, TimeNs) {
   at(leg.id).prefill_pod = pod;
@@ -61,10 +76,10 @@ void RecordCollector::on_step(int, const StepPlan& plan, TimeNs start, TimeNs du
   for (const ScheduledSeq& s : plan.scheduled) {
     if (s.context_tokens + s.new_tokens < s.seq->num_tokens()) continue;  // a prefill chunk
     // A prefill pod's one token never reaches the client: its stream begins on the decode pod.
-    if (s.seq->request->prefill_leg_for >= 0) continue;
-    RequestRecord& rec = at(s.seq->request->id);
-    if (rec.last_token >= 0) rec.max_itl = std::max(rec.max_itl, end - rec.last_token);
-    rec.last_token = end;
+    if (s.seq->prefill_leg) continue;
+    Stream& st = stream(s.seq->id);
+    if (st.last_token >= 0) st.max_itl = std::max(st.max_itl, end - st.last_token);
+    st.last_token = end;
   }
 }
 

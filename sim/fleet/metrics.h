@@ -58,14 +58,23 @@ class RecordCollector : public FleetObserver {
   // Each step emits a token for every sequence it brings up to its full length.
   void on_step(int pod, const StepPlan& plan, TimeNs start, TimeNs duration) override;
 
-  const std::vector<RequestRecord>& records() const { return records_; }
+  // The records, their streaming figures (last_token, max_itl) brought up to date.
+  const std::vector<RequestRecord>& records() const;
   // The client cancelled every measured request unfinished at `end`: it leaves the figures, as
   // an incomplete request leaves guidellm's.
   void drop_unfinished_at(TimeNs end);
 
  private:
+  // A request's streaming figures apart from its record: every step updates them for each
+  // sequence it decodes, and 16 bytes a request stay in cache where a whole record does not.
+  struct Stream {
+    TimeNs last_token = -1;
+    TimeNs max_itl = 0;
+  };
   RequestRecord& at(std::int64_t id);
-  std::vector<RequestRecord> records_;  // indexed by request id (ids are dense from 0)
+  Stream& stream(std::int64_t id);
+  mutable std::vector<RequestRecord> records_;  // indexed by request id (ids are dense from 0)
+  std::vector<Stream> streams_;                 // indexed like records_
 };
 
 struct Percentiles {
