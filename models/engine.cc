@@ -356,7 +356,10 @@ StepPlan Engine::plan_step(TimeNs now) {
   // vLLM admits no new request in a step that had to preempt one.
   if (!preempted) schedule_waiting(plan, budget, now);
   plan.batch.reserve(plan.scheduled.size());
-  for (const auto& e : plan.scheduled) {
+  for (auto& e : plan.scheduled) {
+    e.id = e.seq->id;
+    e.seq_tokens = e.seq->num_tokens();
+    e.prefill_leg = e.seq->prefill_leg;
     e.seq->in_flight_tokens += e.new_tokens;
     plan.batch.push_back(BatchEntry{e.new_tokens, e.context_tokens, e.drafts > 0});
     plan.num_tokens += e.new_tokens;

@@ -127,6 +127,12 @@ struct ScheduledSeq {
   std::int32_t new_tokens;
   std::int32_t context_tokens;
   std::int32_t drafts = 0;  // speculative tokens verified with this decode (in new_tokens)
+  // The sequence's figures when the step was planned (plan_step fills them), for observers of
+  // the step's end: by then the other pods' steps have pushed the sequence out of the cache.
+  // Its tokens do not change while it is in a step under way.
+  std::int64_t id = -1;
+  std::int32_t seq_tokens = 0;  // prompt + output so far
+  bool prefill_leg = false;
 };
 
 struct StepPlan {

@@ -478,7 +478,7 @@ void Gateway::on_pod_first_token(const RequestPtr& r, int pod) {
     }
     // Streaming has begun: the first-byte timeout no longer applies.
     loop_.cancel(it->second.timeout);
-    it->second.timeout = EventId{};
+    it.value().timeout = EventId{};
     if (auto by = routed_by_.find(r->id); by != routed_by_.end()) {
       by->second->on_first_token(*r, pod);
     }
@@ -521,7 +521,7 @@ void Gateway::on_pod_stalled(const RequestPtr& r, int pod) {
   if (it == attempts_.end() || it->second.pod != pod || config_.request_timeout <= 0) return;
   // The stream stops: the same timeout, now as an idle timeout, ends it mid-stream.
   loop_.cancel(it->second.timeout);
-  it->second.timeout = loop_.schedule_in(config_.request_timeout,
+  it.value().timeout = loop_.schedule_in(config_.request_timeout,
                                          [this, r, pod] { time_out(r, pod, Outcome::kMidStream); });
 }
 

@@ -4,6 +4,8 @@
 // never answer, and keeps the picker's endpoint list as a Kubernetes watch would.
 #pragma once
 
+#include <tsl/robin_map.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -235,8 +237,10 @@ class Gateway : public PodListener {
   std::vector<Health> health_;   // one per replica, or one shared
   std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
   std::vector<TimeNs> extra_latency_;
-  std::map<std::int64_t, Attempt> attempts_;
-  std::map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
+  // By request id; looked up for every first token and end (open addressing: a tree's nodes
+  // cost a cache miss each).
+  tsl::robin_map<std::int64_t, Attempt> attempts_;
+  tsl::robin_map<std::int64_t, RoutingPolicy*> routed_by_;  // which policy to tell on_finished
   bool picker_up_ = true;
   std::int64_t routed_by_policy_ = 0, routed_by_fallback_ = 0, picker_failures_ = 0;
   // balance_connections: where a client connection is held. The L4 spreader keeps it on one

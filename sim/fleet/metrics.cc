@@ -74,10 +74,10 @@ void RecordCollector::on_finished(const Request& r, int pod, Outcome outcome, Ti
 void RecordCollector::on_step(int, const StepPlan& plan, TimeNs start, TimeNs duration) {
   const TimeNs end = start + duration;
   for (const ScheduledSeq& s : plan.scheduled) {
-    if (s.context_tokens + s.new_tokens < s.seq->num_tokens()) continue;  // a prefill chunk
+    if (s.context_tokens + s.new_tokens < s.seq_tokens) continue;  // a prefill chunk
     // A prefill pod's one token never reaches the client: its stream begins on the decode pod.
-    if (s.seq->prefill_leg) continue;
-    Stream& st = stream(s.seq->id);
+    if (s.prefill_leg) continue;
+    Stream& st = stream(s.id);
     if (st.last_token >= 0) st.max_itl = std::max(st.max_itl, end - st.last_token);
     st.last_token = end;
   }
