@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,21 +15,15 @@
 #include "models/calibration.h"
 #include "sim/errors.h"
 #include "sim/fleet/figure_fit.h"
+#include "sim/output_files.h"
 
 namespace fleetsim::py_bindings {
 
 namespace {
 
+// Written whole or not at all; a failure is OSError in Python, with the reason and the path.
 void write_calibration_file(const std::filesystem::path& out, const std::string& yaml) {
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream f(out);
-  f << yaml;
-  f.flush();
-  if (!f) {  // OSError in Python, with the reason and the path
-    throw std::filesystem::filesystem_error(
-        "cannot write the calibration file", out,
-        std::error_code(errno != 0 ? errno : EIO, std::generic_category()));
-  }
+  write_output_file(out, yaml);
 }
 
 }  // namespace

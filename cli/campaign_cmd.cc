@@ -3,12 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/option_checks.h"
 #include "sim/errors.h"
 #include "sim/fleet/campaign/campaign.h"
+#include "sim/output_files.h"
 
 namespace fleetsim::cli {
 
@@ -45,11 +45,8 @@ int run_campaign_command(const CampaignCommand& c) {
     write_campaign_report(std::cout, r);
   }
   if (!c.out_dir.empty()) {
-    std::filesystem::create_directories(c.out_dir);
     const auto file = std::filesystem::path(c.out_dir) / "campaign.json";
-    std::ofstream f(file);
-    if (!f) throw Error("cannot write " + file.string());
-    f << json;
+    write_output_file(file, json);
     spdlog::info("wrote {}", file.string());
   }
   return c.strict && r.verdict != "PUBLISHABLE" ? 1 : 0;

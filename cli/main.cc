@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +36,7 @@
 #include "sim/fleet/sweep.h"
 #include "sim/fleet/validate.h"
 #include "sim/fleet/workload.h"
+#include "sim/output_files.h"
 #include "sim/progress.h"
 
 #ifndef FLEETSIM_VERSION
@@ -57,11 +57,6 @@ struct RunOptions {
   int threads = 0;
 };
 
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  if (!f) throw Error("cannot write " + p.string());
-  f << text;
-}
 
 int cmd_run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
@@ -82,13 +77,14 @@ int cmd_run(const RunOptions& o) {
     write_table(std::cout, r, s);
   }
   if (!o.out_dir.empty()) {
-    fs::create_directories(o.out_dir);
-    write_file(fs::path(o.out_dir) / "result.json", json);
     std::ostringstream summary, requests;
     write_summary_csv(summary, r);
     write_requests_csv(requests, r);
-    write_file(fs::path(o.out_dir) / "summary.csv", summary.str());
-    write_file(fs::path(o.out_dir) / "requests.csv", requests.str());
+    OutputFiles files;  // the previous set stays until the whole new one is written
+    files.stage(fs::path(o.out_dir) / "result.json", json);
+    files.stage(fs::path(o.out_dir) / "summary.csv", summary.str());
+    files.stage(fs::path(o.out_dir) / "requests.csv", requests.str());
+    files.commit();
     spdlog::info("wrote result.json, summary.csv, requests.csv to {}", o.out_dir);
   }
   return 0;
@@ -119,11 +115,12 @@ int cmd_sweep(const SweepOptions& o) {
     write_sweep_table(std::cout, r);
   }
   if (!o.out_dir.empty()) {
-    fs::create_directories(o.out_dir);
-    write_file(fs::path(o.out_dir) / "sweep.json", json);
     std::ostringstream csv;
     write_sweep_csv(csv, r);
-    write_file(fs::path(o.out_dir) / "sweep.csv", csv.str());
+    OutputFiles files;
+    files.stage(fs::path(o.out_dir) / "sweep.json", json);
+    files.stage(fs::path(o.out_dir) / "sweep.csv", csv.str());
+    files.commit();
   }
   return 0;
 }
@@ -155,11 +152,12 @@ int cmd_validate(ValidateOptions o) {
     write_validation_table(std::cout, r);
   }
   if (!o.out_dir.empty()) {
-    fs::create_directories(o.out_dir);
-    write_file(fs::path(o.out_dir) / "validation.json", validation_json(r).dump(2) + "\n");
     std::ostringstream md;
     write_validation_markdown(md, r, command);
-    write_file(fs::path(o.out_dir) / "fidelity.md", md.str());
+    OutputFiles files;
+    files.stage(fs::path(o.out_dir) / "validation.json", validation_json(r).dump(2) + "\n");
+    files.stage(fs::path(o.out_dir) / "fidelity.md", md.str());
+    files.commit();
   }
   return r.all_ok() ? 0 : 1;
 }
@@ -199,11 +197,7 @@ struct CalibrateOptions {
 // the table (`table` ends where the file's note begins) and where the file went.
 int print_calibration(const CalibrateOptions& o, const nlohmann::json& json,
                       const std::string& yaml, const std::string& table) {
-  if (!o.out.empty()) {
-    const fs::path path(o.out);
-    if (path.has_parent_path()) fs::create_directories(path.parent_path());
-    write_file(path, yaml);
-  }
+  if (!o.out.empty()) write_output_file(o.out, yaml);
   if (o.format == "json") {
     std::cout << json.dump(2) << "\n";
   } else if (o.format == "yaml") {
@@ -589,12 +583,13 @@ int main(int argc, char** argv) {
   cli::StderrProgress progress_line(std::cerr, terminal);
   const bool show_progress = progress == "always" || (progress == "auto" && terminal);
   const ScopedProgressObserver progress_shown(show_progress ? &progress_line : nullptr);
+  int code = 0;
   try {
-    if (*run_cmd) return cmd_run(run);
-    if (*sweep_cmd) return cmd_sweep(sweep);
-    if (*campaign.app) return cli::run_campaign_command(campaign);
-    if (*plan.app) return cli::run_plan_command(plan);
-    if (*validate_cmd) return cmd_validate(val);
+    if (*run_cmd) code = cmd_run(run);
+    if (*sweep_cmd) code = cmd_sweep(sweep);
+    if (*campaign.app) code = cli::run_campaign_command(campaign);
+    if (*plan.app) code = cli::run_plan_command(plan);
+    if (*validate_cmd) code = cmd_validate(val);
     if (*calibrate_cmd) {
       for (const char* name :
            {"--form", "--gpu", "--model", "--tp", "--kv-dtype-bytes", "--allreduce-bandwidth-gbs",
@@ -606,10 +601,10 @@ int main(int argc, char** argv) {
       for (const char* name : {"--fit", "--set", "--seeds", "--threads", "--max-evaluations"}) {
         if (calibrate_cmd->count(name) > 0) cal.against_only_given.emplace_back(name);
       }
-      return cmd_calibrate(cal);
+      code = cmd_calibrate(cal);
     }
-    if (*list_cmd) return cmd_list(list_what);
-    if (*describe_cmd) return cmd_describe(describe_name);
+    if (*list_cmd) code = cmd_list(list_what);
+    if (*describe_cmd) code = cmd_describe(describe_name);
   } catch (const InternalError& e) {
     std::cerr << "internal error (a bug, please report): " << e.what() << "\n";
     return 3;
@@ -620,5 +615,11 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   }
-  return 0;
+  // A result printed to a full disk or a closed pipe is a failed run, not an empty success.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "error: cannot write the output to standard output\n";
+    return 2;
+  }
+  return code;
 }

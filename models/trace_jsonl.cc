@@ -1,12 +1,14 @@
 #include "models/trace_jsonl.h"
 
-#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/block_hash.h"
 #include "models/conversation.h"
 #include "sim/distribution.h"
 #include "sim/errors.h"
+#include "sim/output_files.h"
 
 namespace fleetsim {
 
@@ -101,11 +103,13 @@ void write_trace_jsonl(std::ostream& out, std::span<const Request> requests) {
 }
 
 void write_trace_jsonl(const std::string& path, std::span<const Request> requests) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw TraceError(path + ": cannot open the trace file for writing");
+  std::ostringstream out;
   write_trace_jsonl(out, requests);
-  out.flush();
-  if (!out) throw TraceError(path + ": write failed");
+  try {
+    write_output_file(path, out.str());
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw TraceError(path + ": cannot write the trace file: " + e.code().message());
+  }
 }
 
 }  // namespace fleetsim
