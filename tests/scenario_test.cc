@@ -1,5 +1,6 @@
 // A bad scenario is refused with a message naming the file, the line, the field, what was
 // expected and the valid names; --set overrides reach any field.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/distribution.h"
@@ -68,6 +69,15 @@ TEST(Scenario, AnArmNeedsANonEmptyName) {
   const std::string e = error_of(with("- name: a\n", "- name: ''\n"));
   EXPECT_NE(e.find("bad.yaml:19: arms.0.name: expected a non-empty arm name"), std::string::npos)
       << e;
+}
+
+TEST(Scenario, AnArmNameIsAPlainNameForCsvAndSpreadsheets) {
+  for (const std::string bad : {"'a,b'", "'=cmd()'", "'x\"y'", "'-a'", "'a b'"}) {
+    EXPECT_THAT(error_of(with("- name: a\n", "- name: " + bad + "\n")),
+                ::testing::HasSubstr("bad.yaml:19: arms.0.name: arm name"))
+        << bad;
+  }
+  EXPECT_EQ(error_of(with("- name: a\n", "- name: epp-3.rr_x\n")), "(no error)");
 }
 
 TEST(Scenario, UnknownTopLevelFieldAndMissingSections) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -434,6 +435,16 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   // The name keys the arm's column, its JSON entry and `measured:`; an empty one keys nothing.
   if (a.name.empty()) {
     throw ScenarioError(w.child("name").at(n["name"]) + ": expected a non-empty arm name");
+  }
+  // It is also a CSV field, a column and a file's JSON key: nothing a spreadsheet would read as
+  // a formula or a reader as two fields.
+  const auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!plain(a.name.front()) || !std::all_of(a.name.begin(), a.name.end(), [&](char c) {
+        return plain(c) || c == '_' || c == '-' || c == '.';
+      })) {
+    throw ScenarioError(w.child("name").at(n["name"]) + ": arm name '" + a.name +
+                        "' is not a plain name; expected letters, digits, '_', '-' and '.', "
+                        "starting with a letter or a digit");
   }
   const auto& reg = PolicyRegistry::instance();
   if (!reg.contains(a.policy)) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/csv.h"
 #include "sim/errors.h"
 #include "sim/fleet/parallel.h"
 #include "sim/fleet/report.h"
@@ -285,7 +286,7 @@ void write_sweep_table(std::ostream& os, const SweepResult& r) {
 
 void write_sweep_csv(std::ostream& os, const SweepResult& r) {
   if (r.points.empty()) return;
-  for (const auto& [k, v] : r.points.front().vary) os << k << ",";
+  for (const auto& [k, v] : r.points.front().vary) os << csv_field(k) << ",";
   const bool slo = has_goodput(first_feasible(r).result);
   const bool host = any_kv_offload(r);
   const bool infeasible = std::any_of(r.points.begin(), r.points.end(),
@@ -297,23 +298,20 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
      << (scaled ? ",pod_hours" : "") << (infeasible ? ",does_not_start" : "") << "\n";
   for (const auto& p : r.points) {
     if (!p.infeasible.empty()) {
-      // One row per arm, its figures empty, the reason quoted (it holds commas).
-      std::string quoted = p.infeasible;
-      for (size_t at = quoted.find('"'); at != std::string::npos; at = quoted.find('"', at + 2)) {
-        quoted.insert(at, 1, '"');
-      }
+      // One row per arm, its figures empty, and the reason, quoted (it mostly holds commas).
       const int empty = 8 + (slo ? 2 : 0) + (host ? 1 : 0) + (scaled ? 1 : 0);
       for (const ArmSpec& a : p.scenario.arms) {
-        for (const auto& [k, v] : p.vary) os << v << ",";
-        os << a.name << "," << a.policy << std::string(static_cast<size_t>(empty), ',') << ",\""
-           << quoted << "\"\n";
+        for (const auto& [k, v] : p.vary) os << csv_field(v) << ",";
+        os << csv_field(a.name) << "," << csv_field(a.policy)
+           << std::string(static_cast<size_t>(empty), ',') << "," << csv_field(p.infeasible, /*always=*/true)
+           << "\n";
       }
       continue;
     }
     for (const auto& a : p.result.arms) {
-      for (const auto& [k, v] : p.vary) os << v << ",";
+      for (const auto& [k, v] : p.vary) os << csv_field(v) << ",";
       const ArmSummary& s = a.summary;
-      os << a.name << "," << a.policy << "," << s.requests << "," << s.completed << "," << s.failed
+      os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed << "," << s.failed
          << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50 << "," << s.ttft_ms.p95 << ","
          << s.throughput_req_s << "," << s.output_tokens_per_s;
       if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;

@@ -1,0 +1,55 @@
+"""Result files are written whole or not at all, and a failed write is a failed run."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HANG_GUARD_S = 600
+
+
+def run_cli(cli: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(cli), *args], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, **kwargs)
+
+
+@pytest.fixture()
+def small_file(tmp_path, small_yaml) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(small_yaml)
+    return path
+
+
+def test_a_result_printed_to_a_full_device_fails_the_run(cli, small_file):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([str(cli), "run", str(small_file), "--format", "json"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=HANG_GUARD_S)
+    assert done.returncode == 2
+    assert "cannot write the output to standard output" in done.stderr
+
+
+def test_a_set_that_cannot_be_written_whole_leaves_the_previous_set(cli, small_file, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli(cli, "run", str(small_file), "--out", str(out)).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(before) == {"result.json", "summary.csv", "requests.csv"}
+    (out / "requests.csv").unlink()
+    (out / "requests.csv").mkdir()  # the last file of the set cannot be replaced
+    done = run_cli(cli, "run", str(small_file), "--out", str(out), "--seed", "8")
+    assert done.returncode == 2
+    assert "requests.csv" in done.stderr and "Is a directory" in done.stderr
+    assert (out / "result.json").read_bytes() == before["result.json"]
+    assert (out / "summary.csv").read_bytes() == before["summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["requests.csv", "result.json", "summary.csv"]
+
+
+def test_a_sweep_value_holding_a_comma_stays_one_csv_field(cli, small_file):
+    done = run_cli(cli, "sweep", str(small_file), "--format", "csv",
+                   "--vary", "workload.tenants=[\"a:1, b:1\", \"c:1\"]")
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line]
+    assert rows[0].startswith("workload.tenants,arm,")
+    assert rows[1].startswith('"a:1, b:1",rr,')
+    assert rows[-1].startswith("c:1,chwbl,")
