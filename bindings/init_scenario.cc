@@ -3,11 +3,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <fstream>
+#include <filesystem>
 #include <sstream>
 
 #include "bindings/common.h"
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim::py_bindings {
 namespace {
@@ -15,17 +16,19 @@ namespace {
 using HandlePtr = std::shared_ptr<ScenarioHandle>;
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open the scenario file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError(path + ": is a directory; expected a scenario YAML file");
+  }
+  return read_input_file<ScenarioError>(path, "cannot open the scenario file");
 }
 
 // A str is a file path when such a file exists or when it does not look like YAML: one line,
 // no ": " (a map's key) and no flow map; otherwise it is YAML text. ("runs/a:b.yaml" is a path.)
+// Whether it exists is asked without opening it: opening a FIFO blocks.
 bool looks_like_path(const std::string& s) {
-  if (std::ifstream(s).good()) return true;
+  std::error_code ec;
+  if (!s.empty() && std::filesystem::exists(s, ec)) return true;
   return s.find('\n') == std::string::npos && s.find(": ") == std::string::npos &&
          (s.empty() || s.front() != '{');
 }
@@ -56,6 +59,9 @@ HandlePtr load_any(const py::object& source, const py::object& overrides) {
   }
   if (py::isinstance<py::str>(source)) {
     const std::string s = source.cast<std::string>();
+    if (s.find_first_not_of(" \t\r\n") == std::string::npos) {
+      throw ScenarioError("an empty scenario: expected a file path, YAML text or a dict");
+    }
     if (looks_like_path(s)) {
       return load_any(py::module_::import("pathlib").attr("Path")(s), overrides);
     }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim {
 namespace {
@@ -305,11 +306,8 @@ Measurements read_measurements(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw TraceError(path + ": is a directory, expected a measurements CSV file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path + ": cannot open the measurements file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_measurements(buf.str(), path);
+  return parse_measurements(read_input_file<TraceError>(path, "cannot open the measurements file"),
+                            path);
 }
 
 }  // namespace fleetsim

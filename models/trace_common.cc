@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "sim/distribution.h"
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim {
 
@@ -36,13 +38,21 @@ std::string resolve_data_path(const std::string& path) {
 
 void read_trace_lines(const std::string& path, const TraceReadOptions& options, Trace& trace,
                       const std::function<void(std::int64_t, std::string_view)>& parse) {
+  // Traces may be long (a week of requests): no limit on the file's size, only on a line's.
+  if (auto problem = input_file_problem(path, SIZE_MAX)) throw TraceError(path + ": " + *problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path + ": cannot open the trace file");
   trace.path = path;
   std::string line;
   std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
+  bool too_long = false;
+  while (getline_bounded(in, line, kMaxTraceLineBytes, too_long)) {
     ++line_no;
+    if (too_long) {
+      throw TraceError(path + ":" + std::to_string(line_no) + ": a line longer than " +
+                       std::to_string(kMaxTraceLineBytes >> 20) +
+                       " MiB; expected one request a line");
+    }
     // getline stops at end of file without a line break only on the last line.
     const bool unterminated = in.eof();
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -143,7 +153,8 @@ nlohmann::json parse_json_line(std::string_view text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e400).
     throw TraceLineError("<json>", std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw TraceLineError("<json>", "expected a JSON object per line");

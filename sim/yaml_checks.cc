@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim {
 namespace {
@@ -95,13 +96,7 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ScenarioError(path + ": is a directory");
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open the file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_yaml(buf.str(), path);
+  return parse_yaml(read_input_file<ScenarioError>(path, "cannot open the file"), path);
 }
 
 void check_keys(const YAML::Node& node, const YamlWhere& where,

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -20,6 +19,7 @@
 #include "models/trace_common.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
+#include "sim/input_files.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
@@ -699,11 +699,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (std::filesystem::is_directory(path, ec)) {
     throw ScenarioError(path + ": is a directory; expected a scenario YAML file");
   }
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open the scenario file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path, overrides);
+  return parse_scenario(read_input_file<ScenarioError>(path, "cannot open the scenario file"),
+                        path, overrides);
 }
 
 }  // namespace fleetsim
