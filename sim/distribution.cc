@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim {
 namespace {
@@ -208,6 +209,9 @@ class Empirical : public Bounded {
   }
 
   void load(const YAML::Node& node, const YamlWhere& where) {
+    if (auto problem = input_file_problem(path_, max_input_bytes())) {
+      throw ScenarioError(where.child("file").at(node["file"]) + ": " + path_ + ": " + *problem);
+    }
     std::ifstream in(path_);
     if (!in) throw ScenarioError(where.child("file").at(node["file"]) + ": cannot read " + path_);
     std::string line;

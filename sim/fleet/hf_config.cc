@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/errors.h"
+#include "sim/input_files.h"
 
 namespace fleetsim {
 
@@ -268,6 +269,7 @@ class Reader {
   }
 
   YAML::Node read(bool weight_dtype_given) const {
+    if (auto problem = input_file_problem(path_, max_input_bytes())) fail(*problem);
     std::ifstream in(path_);
     if (!in) fail("cannot read the file");
     Json top;
