@@ -225,7 +225,7 @@ CalibrationFile read_calibration_file(const std::string& path, const Params& bas
       const YAML::Node v = fit[key];
       if (!v.IsDefined() || v.IsNull()) return 0;
       int n = 0;
-      if (!v.IsScalar() || !YAML::convert<int>::decode(v, n) || n < 1) {
+      if (!v.IsScalar() || !decode_decimal(v, n) || n < 1) {
         throw ScenarioError(w.child("fit").child(key).at(v) + ": expected an integer >= 1");
       }
       return n;

@@ -269,7 +269,7 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
   switch (d.type) {
     case ParamType::kInt: {
       std::int64_t v = 0;
-      if (!YAML::convert<std::int64_t>::decode(node, v)) {
+      if (!decode_decimal(node, v)) {
         // Accept 1e6-style integers written as floats only when exact.
         double f = 0;
         if (!YAML::convert<double>::decode(node, f) || std::floor(f) != f) fail();

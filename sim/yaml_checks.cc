@@ -4,10 +4,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "sim/errors.h"
@@ -94,6 +96,29 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   check_yaml_keys(root, label);
   return root;
 }
+
+template <typename T>
+bool decode_decimal(const YAML::Node& node, T& out) {
+  if (!node.IsScalar()) return false;
+  std::string_view text = node.Scalar();
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const std::size_t digits = !text.empty() && text.front() == '-' ? 1 : 0;
+  if (text.size() <= digits) return false;
+  if (!std::all_of(text.begin() + static_cast<std::ptrdiff_t>(digits), text.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
+  if (ec != std::errc() || end != text.data() + text.size()) return false;
+  out = v;
+  return true;
+}
+template bool decode_decimal(const YAML::Node&, int&);
+template bool decode_decimal(const YAML::Node&, long&);
+template bool decode_decimal(const YAML::Node&, long long&);
+template bool decode_decimal(const YAML::Node&, unsigned long&);
+template bool decode_decimal(const YAML::Node&, unsigned long long&);
 
 YAML::Node load_yaml_file(const std::string& path) {
   return parse_yaml(read_input_file<ScenarioError>(path, "cannot open the file"), path);

@@ -20,6 +20,13 @@ namespace fleetsim {
 YAML::Node parse_yaml(const std::string& text, const std::string& label);
 // Same, reading `path`; a file that cannot be read is an error naming it.
 YAML::Node load_yaml_file(const std::string& path);
+
+// One rule for every integer field, YAML 1.2's core schema for decimals: an optional sign and
+// decimal digits, leading zeros included ("017" is 17, where yaml-cpp's own conversion reads
+// YAML 1.1's octal 15). Hexadecimal and octal forms are not integers here. False when `node`
+// is not such a scalar or the value does not fit T.
+template <typename T>
+bool decode_decimal(const YAML::Node& node, T& out);
 // The key checks of parse_yaml, for a node built another way.
 void check_yaml_keys(const YAML::Node& node, const std::string& label);
 

@@ -80,6 +80,19 @@ TEST(Scenario, AnArmNameIsAPlainNameForCsvAndSpreadsheets) {
   EXPECT_EQ(error_of(with("- name: a\n", "- name: epp-3.rr_x\n")), "(no error)");
 }
 
+TEST(Scenario, IntegersAreDecimalInEveryField) {
+  // YAML 1.2's decimal rule: leading zeros are decimal (yaml-cpp's own conversion read "017" as
+  // octal 15 for some fields and 17 for others); hexadecimal is not an integer.
+  const Scenario s = parse_scenario(testing::small_scenario_yaml("round_robin"), "s.yaml",
+                                    {"fleet.pods=017", "workload.conversations=010"});
+  EXPECT_EQ(s.fleet.pods, 17);
+  EXPECT_THAT(error_of(testing::small_scenario_yaml("round_robin"), {"fleet.pods=0x10"}),
+              ::testing::HasSubstr("fleet.pods: expected an integer >= 1, got '0x10'"));
+  EXPECT_THAT(error_of(testing::small_scenario_yaml("round_robin"),
+                       {"workload.conversations=0x10"}),
+              ::testing::HasSubstr("workload.conversations: expected int"));
+}
+
 TEST(Scenario, UnknownTopLevelFieldAndMissingSections) {
   std::string e = error_of("name: x\nfleat: {}\n");
   EXPECT_NE(e.find("bad.yaml:2: fleat: unknown field; valid fields:"), std::string::npos) << e;

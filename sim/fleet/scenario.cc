@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "models/calibration.h"
 #include "models/cost_model.h"
@@ -47,7 +48,13 @@ YAML::Node require(const YAML::Node& parent, const std::string& key, const YamlW
 template <typename T>
 T number(const YAML::Node& n, const YamlWhere& where, const std::string& expected) {
   T v{};
-  if (!n.IsScalar() || !YAML::convert<T>::decode(n, v)) {
+  bool ok = false;
+  if constexpr (std::is_integral_v<T>) {
+    ok = decode_decimal(n, v);
+  } else {
+    ok = n.IsScalar() && YAML::convert<T>::decode(n, v);
+  }
+  if (!ok) {
     throw ScenarioError(where.at(n) + ": expected " + expected + ", got '" +
                         (n.IsScalar() ? n.Scalar() : std::string("a map or list")) + "'");
   }
