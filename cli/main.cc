@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/campaign_cmd.h"
+#include "cli/interrupt.h"
 #include "cli/option_checks.h"
 #include "cli/plan_cmd.h"
 #include "cli/progress.h"
@@ -38,6 +40,7 @@
 #include "sim/fleet/workload.h"
 #include "sim/output_files.h"
 #include "sim/progress.h"
+#include "sim/stop.h"
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "0.0.0"
@@ -583,6 +586,7 @@ int main(int argc, char** argv) {
   cli::StderrProgress progress_line(std::cerr, terminal);
   const bool show_progress = progress == "always" || (progress == "auto" && terminal);
   const ScopedProgressObserver progress_shown(show_progress ? &progress_line : nullptr);
+  cli::stop_on_interrupt();
   int code = 0;
   try {
     if (*run_cmd) code = cmd_run(run);
@@ -605,6 +609,14 @@ int main(int argc, char** argv) {
     }
     if (*list_cmd) code = cmd_list(list_what);
     if (*describe_cmd) code = cmd_describe(describe_name);
+  } catch (const StoppedError& e) {
+    if (const int signal = cli::interrupting_signal(); signal != 0) {
+      std::cerr << "interrupted (" << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << "): the simulations stopped before their end; no result was written\n";
+      return 128 + signal;
+    }
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
   } catch (const InternalError& e) {
     std::cerr << "internal error (a bug, please report): " << e.what() << "\n";
     return 3;

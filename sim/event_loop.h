@@ -36,9 +36,10 @@ class EventLoop {
   bool cancel(EventId id);
   // Runs events until no foreground event is left or the next event lies after `until`. Throws
   // StoppedError when the thread's stop flag is raised (sim/stop.h; polled every
-  // kStopPollEvents events, a few milliseconds of a busy run).
+  // kStopPollEvents events: microseconds of a busy run, and a second or so where a policy
+  // written in Python takes tens of milliseconds an event).
   void run(TimeNs until = INT64_MAX);
-  static constexpr std::uint64_t kStopPollEvents = 4096;
+  static constexpr std::uint64_t kStopPollEvents = 16;
   // Stops run() after the current event.
   void stop() { stopped_ = true; }
   std::uint64_t events_run() const { return events_run_; }

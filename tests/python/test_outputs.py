@@ -53,3 +53,22 @@ def test_a_sweep_value_holding_a_comma_stays_one_csv_field(cli, small_file):
     assert rows[0].startswith("workload.tenants,arm,")
     assert rows[1].startswith('"a:1, b:1",rr,')
     assert rows[-1].startswith("c:1,chwbl,")
+
+
+@pytest.mark.parametrize("signal_name, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupted_run_writes_nothing_and_exits_128_plus_the_signal(
+        cli, flagship, tmp_path, signal_name, code):
+    import signal
+    out = tmp_path / "out"
+    # A run of hours: only the signal can end it before the hang guard. Its first log line says
+    # the run has begun, so the handlers are in place when the signal comes.
+    proc = subprocess.Popen([str(cli), "--log-level", "info", "run", str(flagship), "--out",
+                             str(out), "--set", "workload.conversations=10000000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()
+    assert "running" in first, first
+    proc.send_signal(getattr(signal, signal_name))
+    _, stderr = proc.communicate(timeout=HANG_GUARD_S)
+    assert proc.returncode == code
+    assert f"interrupted ({signal_name})" in stderr and "no result was written" in stderr
+    assert not out.exists()
