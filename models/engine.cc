@@ -206,8 +206,8 @@ std::span<const BlockHash> Engine::hashes_of(const Sequence& s) const {
 }
 
 bool Engine::hold_blocks(Sequence& s, std::int32_t tokens) {
-  const std::int32_t blocks = (tokens + config_.block_size - 1) / config_.block_size;
   if (config_.sliding.groups > 0) return cache_.allocate(s.id, hashes_of(s), 0, tokens);
+  const std::int32_t blocks = (tokens + config_.block_size - 1) / config_.block_size;
   if (blocks <= s.kv_blocks) return true;
   if (!cache_.allocate(s.id, hashes_of(s), 0, tokens)) return false;
   s.kv_blocks = blocks;

@@ -143,7 +143,7 @@ def test_the_gil_is_released_while_a_run_runs(flagship):
     # Had the run held the GIL, this thread could not run a line between the run's start and its
     # end: it would see the run done at its first look after the start. Counting looks, not
     # seconds, keeps a busy machine from failing the test.
-    scenario = fleetsim.load(flagship, {"workload.conversations": 20000})
+    scenario = fleetsim.load(flagship, {"workload.conversations": 2000})
     started, done = threading.Event(), threading.Event()
 
     def run():
