@@ -21,7 +21,7 @@ inline constexpr std::size_t kMaxTraceLineBytes = 16u << 20;
 // without the path; nullopt when it can, or when it does not exist (the caller's open says so).
 std::optional<std::string> input_file_problem(const std::string& path, std::size_t max_bytes);
 // Where `text` holds a byte no text file of ours has (NUL, another C0 control but tab, line feed
-// and carriage return, or DEL): "line N: ..."; nullopt when it holds none.
+// and carriage return, or DEL): "N: ..." with N its line; nullopt when it holds none.
 std::optional<std::string> control_byte_problem(const std::string& text);
 // A gzip file's first bytes, for a message that says to decompress it.
 bool looks_gzipped(const std::string& path);

@@ -43,7 +43,7 @@ void OutputFiles::stage(const std::filesystem::path& path, std::string_view text
   std::error_code made;
   std::filesystem::create_directories(folder, made);
   if (made) fail("cannot create the folder of the output file", path, made.value());
-  // A hidden name in the same folder (rename never crosses file systems), unique to the process.
+  // A hidden name in the same folder: a rename never crosses file systems.
   std::string name = "." + path.filename().string() + ".XXXXXX";
   std::filesystem::path pattern = folder / name;
   std::string buffer = pattern.string();
@@ -56,11 +56,12 @@ void OutputFiles::stage(const std::filesystem::path& path, std::string_view text
     fail("cannot write the output file", path, error != 0 ? error : closed);
   }
   // mkstemp creates the file readable by its owner only; results are ordinary files.
+  std::error_code ignored;
   std::filesystem::permissions(
       buffer,
       std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
           std::filesystem::perms::group_read | std::filesystem::perms::others_read,
-      made);
+      ignored);
 }
 
 void OutputFiles::commit() {
