@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/errors.h"
+#include "sim/scratch_dir_test_util.h"
 
 namespace fleetsim {
 namespace {
@@ -20,22 +21,13 @@ using ::testing::Optional;
 using ::testing::ThrowsMessage;
 using std::string_literals::operator""s;
 
-class InputFilesTest : public ::testing::Test {
+class InputFilesTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-input-files-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& bytes) {
     const fs::path p = dir_ / name;
     std::ofstream(p, std::ios::binary) << bytes;
     return p.string();
   }
-  fs::path dir_;
 };
 
 TEST_F(InputFilesTest, AFifoIsRefusedWithoutOpeningIt) {
@@ -68,7 +60,8 @@ TEST_F(InputFilesTest, AMissingFileIsLeftToTheCallersOpen) {
 }
 
 TEST_F(InputFilesTest, ControlBytesAreRefusedWithTheirLine) {
-  EXPECT_THAT(control_byte_problem("a: 1\nb: 2\n,\0"s), Optional(HasSubstr("3: a control byte (0x0)")));
+  EXPECT_THAT(control_byte_problem("a: 1\nb: 2\n,\0"s),
+              Optional(HasSubstr("3: a control byte (0x0)")));
   EXPECT_THAT(control_byte_problem("x\x7f"), Optional(HasSubstr("0x7f")));
   EXPECT_EQ(control_byte_problem("tab\tand crlf\r\n"), std::nullopt);
   const std::string nul = write("nul.yaml", ",\0"s);

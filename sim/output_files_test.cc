@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/scratch_dir_test_util.h"
+
 namespace fleetsim {
 namespace {
 
@@ -18,17 +20,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
-class OutputFilesTest : public ::testing::Test {
+class OutputFilesTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-output-files-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static std::string read(const fs::path& p) {
     std::ifstream f(p);
     std::ostringstream text;
@@ -41,8 +34,6 @@ class OutputFilesTest : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(OutputFilesTest, WritesAFileAndReplacesAnOldOneWhole) {
