@@ -60,7 +60,6 @@ struct RunOptions {
   int threads = 0;
 };
 
-
 int cmd_run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
   if (!o.seed.empty()) sets.push_back("seed=" + o.seed);

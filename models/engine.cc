@@ -223,8 +223,8 @@ void Engine::register_full_blocks(Sequence& s, std::int32_t tokens) {
   if (tokens / config_.block_size <= s.kv_registered) return;
   cache_.cache_full_blocks(s.id, hashes, tokens);
   // At least what the cache registered: the full blocks it holds and has hashes for.
-  const std::int32_t full = std::min({tokens / config_.block_size, s.kv_blocks,
-                                      static_cast<std::int32_t>(hashes.size())});
+  const std::int32_t full = std::min(
+      {tokens / config_.block_size, s.kv_blocks, static_cast<std::int32_t>(hashes.size())});
   s.kv_registered = std::max(s.kv_registered, full);
 }
 
@@ -253,12 +253,11 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     const std::int32_t remaining = s.num_tokens() - ahead;
     // A decode verifies the drafts proposed for it (never more than its answer has left), and
     // they take their share of the token budget, as vLLM's num_tokens_with_spec does.
-    const std::int32_t drafts =
-        remaining == 1 && !s.in_flight()
-            ? std::clamp(std::min(config_.num_speculative_tokens,
-                                  s.output_tokens - s.num_output - 1),
-                         0, std::max(budget - 1, 0))
-            : 0;
+    const std::int32_t drafts = remaining == 1 && !s.in_flight()
+                                    ? std::clamp(std::min(config_.num_speculative_tokens,
+                                                          s.output_tokens - s.num_output - 1),
+                                                 0, std::max(budget - 1, 0))
+                                    : 0;
     const std::int32_t n = std::min(remaining + drafts, budget);
     if (n <= 0) {
       ++i;
@@ -393,9 +392,7 @@ StepOutcome Engine::finish_step(const StepPlan& plan) {
     }
   }
   // Finished sequences leave the running queue and free their blocks (reverse order, in cache).
-  auto done = [&](const std::shared_ptr<Sequence>& s) {
-    return s->num_output >= s->output_tokens;
-  };
+  auto done = [&](const std::shared_ptr<Sequence>& s) { return s->num_output >= s->output_tokens; };
   for (auto it = running_.begin(); it != running_.end();) {
     if (done(*it)) {
       const Request& r = *(*it)->request;

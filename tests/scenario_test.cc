@@ -88,9 +88,9 @@ TEST(Scenario, IntegersAreDecimalInEveryField) {
   EXPECT_EQ(s.fleet.pods, 17);
   EXPECT_THAT(error_of(testing::small_scenario_yaml("round_robin"), {"fleet.pods=0x10"}),
               ::testing::HasSubstr("fleet.pods: expected an integer >= 1, got '0x10'"));
-  EXPECT_THAT(error_of(testing::small_scenario_yaml("round_robin"),
-                       {"workload.conversations=0x10"}),
-              ::testing::HasSubstr("workload.conversations: expected int"));
+  EXPECT_THAT(
+      error_of(testing::small_scenario_yaml("round_robin"), {"workload.conversations=0x10"}),
+      ::testing::HasSubstr("workload.conversations: expected int"));
 }
 
 TEST(Scenario, UnknownTopLevelFieldAndMissingSections) {

@@ -24,9 +24,11 @@ TEST(StreamingMetrics, ChunksEmitNothingTheLastChunkAndDecodesEmitATokenEach) {
   c.on_dispatch(*r, 0, 0);
   auto step = [&](std::int32_t context, std::int32_t fresh, TimeNs start, TimeNs dt) {
     StepPlan plan;
-    plan.scheduled.push_back(ScheduledSeq{
-        .seq = &seq, .new_tokens = fresh, .context_tokens = context, .id = 0,
-        .seq_tokens = seq.num_tokens()});
+    plan.scheduled.push_back(ScheduledSeq{.seq = &seq,
+                                          .new_tokens = fresh,
+                                          .context_tokens = context,
+                                          .id = 0,
+                                          .seq_tokens = seq.num_tokens()});
     c.on_step(0, plan, start, dt);
   };
   step(0, 60, 0, 50);  // a prefill chunk: no token

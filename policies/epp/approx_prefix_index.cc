@@ -147,7 +147,8 @@ std::vector<std::int32_t> ApproxPrefixIndex::match(std::span<const BlockHash> ha
   for (const BlockHash h : hashes) {
     const auto it = first_holder_.find(h);
     if (it == first_holder_.end()) break;
-    for (std::int32_t e = it->second; e != kNone; e = entries_[static_cast<size_t>(e)].next_holder) {
+    for (std::int32_t e = it->second; e != kNone;
+         e = entries_[static_cast<size_t>(e)].next_holder) {
       ++matched[static_cast<size_t>(entries_[static_cast<size_t>(e)].pod)];
     }
   }

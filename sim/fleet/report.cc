@@ -562,9 +562,9 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
      << (goodput ? ",slo_attainment,goodput_req_s" : "") << "\n";
   for (const auto& a : r.arms) {
     const ArmSummary& s = a.summary;
-    os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << ","
-       << s.completed << "," << s.failed << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50) << ","
-       << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
+    os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed
+       << "," << s.failed << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50)
+       << "," << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
        << rounded(s.warm_ttft_ms.p95) << "," << rounded(s.warm_e2e_ms.p50) << ","
        << rounded(s.tpot_ms.p50) << "," << rounded(s.throughput_req_s) << ","
        << rounded(s.output_tokens_per_s);
@@ -582,12 +582,13 @@ void write_requests_csv(std::ostream& os, const RunResult& r) {
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
-      os << csv_field(a.name) << "," << q.id << "," << q.conversation << "," << q.turn << "," << q.pod << ","
-         << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << "," << ns_to_ms(q.first_token)
-         << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << "," << q.cached_tokens << ","
-         << q.output_tokens << "," << (q.done ? outcome_name(q.outcome) : "unfinished") << ","
-         << q.attempts << "," << (q.measured ? 1 : 0) << "," << csv_field(q.tier) << ","
-         << csv_field(q.slo_class) << "," << csv_field(q.tenant) << "," << ns_to_ms(q.max_itl) << "," << q.prefill_pod << "\n";
+      os << csv_field(a.name) << "," << q.id << "," << q.conversation << "," << q.turn << ","
+         << q.pod << "," << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << ","
+         << ns_to_ms(q.first_token) << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << ","
+         << q.cached_tokens << "," << q.output_tokens << ","
+         << (q.done ? outcome_name(q.outcome) : "unfinished") << "," << q.attempts << ","
+         << (q.measured ? 1 : 0) << "," << csv_field(q.tier) << "," << csv_field(q.slo_class) << ","
+         << csv_field(q.tenant) << "," << ns_to_ms(q.max_itl) << "," << q.prefill_pod << "\n";
     }
   }
 }

@@ -20,7 +20,6 @@
 #include "models/trace_common.h"
 #include "policies/policy.h"
 #include "sim/errors.h"
-#include "sim/input_files.h"
 #include "sim/fleet/arm_metrics.h"
 #include "sim/fleet/campaign/campaign.h"
 #include "sim/fleet/gateway.h"
@@ -30,6 +29,7 @@
 #include "sim/fleet/scenario_layout.h"
 #include "sim/fleet/workload.h"
 #include "sim/fleet/workloads/workload_util.h"
+#include "sim/input_files.h"
 #include "sim/named.h"
 #include "sim/yaml_checks.h"
 
@@ -706,8 +706,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (std::filesystem::is_directory(path, ec)) {
     throw ScenarioError(path + ": is a directory; expected a scenario YAML file");
   }
-  return parse_scenario(read_input_file<ScenarioError>(path, "cannot open the scenario file"),
-                        path, overrides);
+  return parse_scenario(read_input_file<ScenarioError>(path, "cannot open the scenario file"), path,
+                        overrides);
 }
 
 }  // namespace fleetsim

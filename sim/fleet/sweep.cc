@@ -303,17 +303,17 @@ void write_sweep_csv(std::ostream& os, const SweepResult& r) {
       for (const ArmSpec& a : p.scenario.arms) {
         for (const auto& [k, v] : p.vary) os << csv_field(v) << ",";
         os << csv_field(a.name) << "," << csv_field(a.policy)
-           << std::string(static_cast<size_t>(empty), ',') << "," << csv_field(p.infeasible, /*always=*/true)
-           << "\n";
+           << std::string(static_cast<size_t>(empty), ',') << ","
+           << csv_field(p.infeasible, /*always=*/true) << "\n";
       }
       continue;
     }
     for (const auto& a : p.result.arms) {
       for (const auto& [k, v] : p.vary) os << csv_field(v) << ",";
       const ArmSummary& s = a.summary;
-      os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed << "," << s.failed
-         << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50 << "," << s.ttft_ms.p95 << ","
-         << s.throughput_req_s << "," << s.output_tokens_per_s;
+      os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << ","
+         << s.completed << "," << s.failed << "," << s.prefix_cache_reuse << "," << s.ttft_ms.p50
+         << "," << s.ttft_ms.p95 << "," << s.throughput_req_s << "," << s.output_tokens_per_s;
       if (s.goodput) os << "," << s.goodput->attainment << "," << s.goodput->goodput_req_s;
       if (host) os << "," << combined_reuse(s);
       if (scaled) {
