@@ -5,7 +5,6 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <cerrno>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -18,15 +17,6 @@
 #include "sim/output_files.h"
 
 namespace fleetsim::py_bindings {
-
-namespace {
-
-// Written whole or not at all; a failure is OSError in Python, with the reason and the path.
-void write_calibration_file(const std::filesystem::path& out, const std::string& yaml) {
-  write_output_file(out, yaml);
-}
-
-}  // namespace
 
 void init_calibration(py::module_& m) {
   m.def(
@@ -49,7 +39,7 @@ void init_calibration(py::module_& m) {
         o.fixed = fix;
         const CalibrationResult r = calibrate(measurements.steps, o, csv_path.string());
         const std::string yaml = calibration_yaml(r);
-        if (out) write_calibration_file(*out, yaml);
+        if (out) write_output_file(*out, yaml);  // whole or not at all; OSError if not
         py::dict d = json_to_py(calibration_json(r));
         d["ignored_columns"] = measurements.ignored_columns;
         d["yaml"] = yaml;
@@ -104,7 +94,7 @@ void init_calibration(py::module_& m) {
         o.max_evaluations = max_evaluations;
         const FigureFitResult r = run_interruptible([&] { return fit_to_figures(o); });
         const std::string yaml = figure_fit_yaml(r);
-        if (out) write_calibration_file(*out, yaml);
+        if (out) write_output_file(*out, yaml);  // whole or not at all; OSError if not
         py::dict d = json_to_py(figure_fit_json(r));
         d["yaml"] = yaml;
         d["report"] = figure_fit_table(r);
