@@ -292,7 +292,11 @@ void Pod::abort(const Request& r) {
 void Pod::apply_aborts() {
   // A request in a microbatch still under way gets no further one, and leaves when that ends.
   std::vector<std::pair<std::int64_t, std::int32_t>> later;
-  for (const auto& [id, attempt] : aborts_) {
+  for (const auto& abort : aborts_) {
+    // Named copies, not structured bindings: lambdas capture those only from C++20 compilers
+    // newer than the clang 14 of the sanitizer builds.
+    const std::int64_t id = abort.first;
+    const std::int32_t attempt = abort.second;
     if (engine_->cancel(id, attempt)) {
       later.emplace_back(id, attempt);
       continue;

@@ -196,7 +196,7 @@ Check read_check(const YAML::Node& node, const YamlWhere& where) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     c.shapes.push_back(read_shape(shapes[i], hw.child(std::to_string(i))));
   }
-  if (!node["figures"].IsDefined() && !node["shapes"].IsDefined()) {
+  if (c.figures.empty() && c.shapes.empty()) {
     throw ScenarioError(where.at(node) + ": nothing to check; give figures" +
                         (c.sweep ? " or shapes" : ""));
   }
@@ -463,6 +463,33 @@ std::string range_text(const FigureCheck& f) {
   return fmt(*lo) + " to " + fmt(*hi);
 }
 
+// Every check of every file, read and checked; the files' sources go to `sources`.
+std::vector<Check> read_checks(const std::vector<std::string>& files,
+                               std::vector<std::string>& sources) {
+  std::vector<Check> checks;
+  for (const auto& file : files) {
+    const YAML::Node root = load_yaml_file(file);
+    const YamlWhere w{file, ""};
+    check_keys(root, w, {"source", "checks"});
+    if (root["source"].IsDefined()) {
+      sources.push_back(
+          scalar_text(root["source"], w.child("source"), "a text naming the measurements"));
+    }
+    const YamlWhere cw = w.child("checks");
+    if (!root["checks"].IsDefined()) throw ScenarioError(w.at(root) + ": missing field 'checks'");
+    const std::vector<YAML::Node> nodes =
+        list_of(root["checks"], cw, "checks {scenario or sweep, set, figures, shapes}");
+    if (nodes.empty()) {
+      throw ScenarioError(cw.at(root["checks"]) +
+                          ": no checks; give at least one {scenario or sweep, figures}");
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      checks.push_back(read_check(nodes[i], cw.child(std::to_string(i))));
+    }
+  }
+  return checks;
+}
+
 }  // namespace
 
 bool ValidationReport::all_ok() const {
@@ -472,29 +499,18 @@ bool ValidationReport::all_ok() const {
   return !figures.empty();
 }
 
+std::size_t read_validation_files(const std::vector<std::string>& files) {
+  std::vector<std::string> sources;
+  return read_checks(files, sources).size();
+}
+
 ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds,
                           const std::vector<std::string>& sets) {
   if (seeds < 1) throw ScenarioError("--seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport report;
   report.seeds = seeds;
   report.sets = sets;
-  std::vector<Check> checks;
-  for (const auto& file : files) {
-    const YAML::Node root = load_yaml_file(file);
-    const YamlWhere w{file, ""};
-    check_keys(root, w, {"source", "checks"});
-    if (root["source"].IsDefined()) {
-      report.sources.push_back(
-          scalar_text(root["source"], w.child("source"), "a text naming the measurements"));
-    }
-    const YamlWhere cw = w.child("checks");
-    if (!root["checks"].IsDefined()) throw ScenarioError(w.at(root) + ": missing field 'checks'");
-    const std::vector<YAML::Node> nodes =
-        list_of(root["checks"], cw, "checks {scenario or sweep, set, figures, shapes}");
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      checks.push_back(read_check(nodes[i], cw.child(std::to_string(i))));
-    }
-  }
+  std::vector<Check> checks = read_checks(files, report.sources);
   // The checks' simulations run side by side, one check a thread (a lone check gives its
   // threads to its own arms or points); every figure is then read in the files' order.
   struct Runs {

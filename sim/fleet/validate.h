@@ -17,6 +17,7 @@
 // An error of a scenario a check names keeps its own text, after the check's file:line: field.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -57,6 +58,11 @@ struct ValidationReport {
 // check's scenario after the check's own set:, to see what a constant does to every record.
 ValidationReport validate(const std::vector<std::string>& files, int threads, int seeds = 1,
                           const std::vector<std::string>& sets = {});
+
+// Reads and checks validation files as validate() does before any scenario runs (the scenario
+// files they name are read only when run); returns how many checks they hold. A file with none
+// is an error.
+std::size_t read_validation_files(const std::vector<std::string>& files);
 
 // Every *.yaml of `dir`, sorted: the files `fleetsim validate` and fleetsim.validate() check when
 // given none. Empty when there are none, or no such directory.

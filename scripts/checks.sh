@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The checks CI runs beside the README's test command (.ci/run), each on its own build tree:
+#   scripts/checks.sh asan            the C++ tests under AddressSanitizer + UBSan (clang)
+#   scripts/checks.sh tsan            the tests that run simulations on several threads, under TSan
+#   scripts/checks.sh fuzz [SECONDS]  each libFuzzer target for SECONDS (default 20), from seeds
+# A sanitizer report, a failing test or a fuzzer crash exits non-zero. docs/testing.md says more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# clang and its runtimes (ASan, UBSan, TSan, libFuzzer) beside what scripts/dev.sh installs.
+PACKAGES=(clang libclang-rt-dev)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+
+configure() {
+  cmake --preset "$1" -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+}
+
+# Sanitizers stop at the first report with the stack that caused it; leaks count as failures.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+asan() {
+  configure asan-ubsan
+  cmake --build --preset asan-ubsan -j "$(nproc)"
+  ctest --preset asan-ubsan -j "$(nproc)"
+}
+
+# The tests whose simulations run side by side on a thread pool (sim/fleet/parallel.h): the
+# pool itself, and every command that hands it arms, points, checks or replicates.
+TSAN_TESTS=(
+  "sim_test:Parallel*"
+  "integration_test:*ThreadCount*:*Threads*:Sweep.GridIsTheCartesian*:ValidateSeeds.ChecksSideBySide*"
+)
+
+# Where a test binary is built: sim_test in sim/, integration_test in tests/.
+test_dir() { case $1 in sim_test) echo sim ;; *) echo tests ;; esac; }
+
+tsan() {
+  configure tsan
+  cmake --build --preset tsan -j "$(nproc)" --target sim_test integration_test
+  local entry
+  for entry in "${TSAN_TESTS[@]}"; do
+    echo "tsan: ${entry%%:*} --gtest_filter=${entry#*:}" >&2
+    # Without address randomization: clang 14's TSan cannot map its shadow memory on kernels
+    # that randomize more than 28 bits (vm.mmap_rnd_bits).
+    setarch "$(uname -m)" -R "build/tsan/$(test_dir "${entry%%:*}")/${entry%%:*}" \
+      --gtest_filter="${entry#*:}" --gtest_brief=1
+  done
+}
+
+# Seeds: the fuzz/corpus/ files, and the shipped files of each format (the heads of the long
+# traces). Each target grows its own corpus in build/asan-ubsan/fuzz-corpus/TARGET.
+seed() {
+  local target=$1 dir=$2
+  shift 2
+  mkdir -p "$dir"
+  [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$dir"/
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] && head -n 64 "$f" >"$dir/shipped-$(basename "$f")"
+  done
+  return 0
+}
+
+shared_dir() { sed -n 's/^FLEETSIM_SHARED_DIR:PATH=//p' build/asan-ubsan/CMakeCache.txt; }
+
+fuzz() {
+  local seconds=${1:-20}
+  configure asan-ubsan
+  cmake --build --preset asan-ubsan -j "$(nproc)"
+  local shared corpus=build/asan-ubsan/fuzz-corpus
+  shared=$(shared_dir)
+  seed scenario_fuzz $corpus/scenario_fuzz scenarios/*.yaml bench/scenarios/*.yaml \
+    examples/calibration/scenario.yaml
+  seed validation_fuzz $corpus/validation_fuzz validation/*.yaml
+  seed calibration_fuzz $corpus/calibration_fuzz examples/calibration/*.yaml
+  seed measurements_fuzz $corpus/measurements_fuzz examples/calibration/*.csv tests/data/calibration/*.csv
+  seed azure_trace_fuzz $corpus/azure_trace_fuzz "$shared"/data/azure2023/*.csv
+  seed mooncake_trace_fuzz $corpus/mooncake_trace_fuzz "$shared"/data/mooncake/*.jsonl
+  seed burstgpt_trace_fuzz $corpus/burstgpt_trace_fuzz
+  seed jsonl_trace_fuzz $corpus/jsonl_trace_fuzz
+  seed openai_trace_fuzz $corpus/openai_trace_fuzz
+  local target total=0 runs log
+  for target in build/asan-ubsan/fuzz/*_fuzz; do
+    target=$(basename "$target")
+    log=build/asan-ubsan/fuzz-$target.log
+    # A crash leaves its input in build/asan-ubsan/ (crash-*, timeout-*, oom-*) and fails here.
+    if ! "build/asan-ubsan/fuzz/$target" -max_total_time="$seconds" -timeout=25 \
+      -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix=build/asan-ubsan/ \
+      "$corpus/$target" >"$log" 2>&1; then
+      tail -n 60 "$log" >&2
+      echo "fuzz: $target failed; its input is in build/asan-ubsan/ (log: $log)" >&2
+      return 1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    total=$((total + runs))
+    echo "fuzz: $target: $runs executions in ${seconds} s, no crash" >&2
+  done
+  echo "fuzz: $total executions in all" >&2
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  asan | tsan | fuzz)
+    install_missing
+    "$cmd" "$@"
+    ;;
+  *)
+    echo "usage: scripts/checks.sh asan | tsan | fuzz [SECONDS]" >&2
+    exit 2
+    ;;
+esac
