@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bindings/python_calls.h"
 #include "sim/fleet/scenario.h"
 #include "sim/params.h"
 #include "sim/stop.h"
@@ -70,9 +72,10 @@ class RunInProgress {
 // The atexit hook: stops every run in progress and waits (at most `limit`) for them to return.
 void stop_runs_at_exit(std::chrono::milliseconds limit);
 
-// Runs `f` (simulations) on a thread of its own, without the GIL, while this thread takes the
-// GIL back every 100 ms to let Python handle signals: on Ctrl-C the simulations stop at their
-// next poll (sim/stop.h) and KeyboardInterrupt is raised here. f's own exception is rethrown.
+// Runs `f` (simulations) on a thread of its own, without the GIL, while this thread runs the
+// simulations' Python calls (python_calls.h) and handles signals at least every 100 ms: on
+// Ctrl-C the simulations stop at their next poll (sim/stop.h) and KeyboardInterrupt is raised
+// here; a Python call that Ctrl-C interrupts raises it itself. f's own exception is rethrown.
 template <class F>
 auto run_interruptible(F f) -> decltype(f()) {
   using Result = decltype(f());
@@ -82,32 +85,27 @@ auto run_interruptible(F f) -> decltype(f()) {
   // This run's own flag: a Ctrl-C stops the run of the thread that got it, not those of other
   // Python threads; the root flag (process_stop_flag) is for the exit hook.
   StopFlag this_run(&process_stop_flag());
-  std::thread worker([&task, &this_run] {
+  PythonCallQueue calls(this_run);
+  std::thread worker([&task, &this_run, &calls] {
     const ScopedStopFlag installed(this_run);
-    // One Python thread state for the whole run, so a Python policy's calls from this thread
-    // re-take the GIL instead of building and dropping a thread state each time.
+    // A thread state for the whole run, for the Python objects (errors) the run drops here.
     const py::gil_scoped_acquire state;
     const py::gil_scoped_release unlocked;
     task();
+    calls.finish();
   });
-  while (true) {
-    {
-      py::gil_scoped_release release;
-      if (done.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
-    }
-    if (PyErr_CheckSignals() != 0) {
+  std::optional<py::error_already_set> interrupt;
+  calls.serve([&] {
+    if (!interrupt && PyErr_CheckSignals() != 0) {
+      interrupt.emplace();  // fetched: the calls still to serve run with no error pending
       this_run.request();
-      {
-        py::gil_scoped_release release;
-        worker.join();
-      }
-      throw py::error_already_set();
     }
-  }
+  });
   {
     py::gil_scoped_release release;  // the worker takes the GIL to drop its thread state
     worker.join();
   }
+  if (interrupt) throw *interrupt;
   return done.get();
 }
 

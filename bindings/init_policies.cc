@@ -78,7 +78,63 @@ class PyRoutingPolicy : public RoutingPolicy {
  public:
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override {
-    py::gil_scoped_acquire gil;
+    return call_python(calls_, [&] { return pick_in_python(request, candidates, ctx); });
+  }
+
+  void on_dispatched(const Request& request, int pod) override {
+    if (hooks_.on_dispatched) call_python(calls_, [&] { call_hook("on_dispatched", request, pod); });
+  }
+
+  void on_first_token(const Request& request, int pod) override {
+    if (hooks_.on_first_token) call_python(calls_, [&] { call_hook("on_first_token", request, pod); });
+  }
+
+  void on_finished(const Request& request, int pod) override {
+    if (hooks_.on_finished) call_python(calls_, [&] { call_hook("on_finished", request, pod); });
+  }
+
+  // The pool index from Python's pool_for(); None means any pool.
+  int pool_for(const Request& request) const override {
+    if (!hooks_.pool_for) return -1;
+    return call_python(calls_, [&] { return pool_for_in_python(request); });
+  }
+
+  bool wants_kv_events() const override { return hooks_.on_kv_events; }
+
+  void on_kv_events(int pod, std::span<const KvEvent> events) override {
+    if (!hooks_.on_kv_events || events.empty()) return;
+    call_python(calls_, [&] { kv_events_in_python(pod, events); });
+  }
+
+  // Nanoseconds from Python's routing_delay_ns(); the gateway waits them before pick().
+  TimeNs routing_delay(const Request& request) const override {
+    if (!hooks_.routing_delay_ns) return 0;
+    return call_python(calls_, [&] { return routing_delay_in_python(request); });
+  }
+
+  std::vector<PolicyCounter> counters() const override {
+    return call_python(calls_, [&] { return counters_in_python(); });
+  }
+
+  // Called by the factory, under the GIL, before setup(); `calls` runs its Python calls.
+  void bind(std::string name, const PolicyContext& ctx, py::dict params, const Hooks& hooks,
+            PythonCallQueue* calls) {
+    name_ = std::move(name);
+    context_ = ctx;
+    params_ = std::move(params);
+    bound_ = true;
+    hooks_ = hooks;
+    calls_ = calls;
+  }
+
+  const std::string& name() const { return name_; }
+  py::object context() const { return bound_ ? py::cast(context_) : py::none(); }
+  py::dict params() const { return params_; }
+
+ private:
+  // The calls themselves, under the GIL on the thread that serves the run's Python calls.
+  int pick_in_python(const Request& request, std::span<const PodState> candidates,
+                     const RouteContext& ctx) {
     py::function override = py::get_override(static_cast<const RoutingPolicy*>(this), "pick");
     if (!override) {
       throw py::type_error("routing policy '" + name_ + "' does not define pick()");
@@ -104,36 +160,13 @@ class PyRoutingPolicy : public RoutingPolicy {
         ", which is not a candidate (candidates: " + valid.str() + "or -1 to refuse the request)");
   }
 
-  void on_dispatched(const Request& request, int pod) override {
-    if (!hooks_.on_dispatched) return;
-    py::gil_scoped_acquire gil;
-    if (py::function f =
-            py::get_override(static_cast<const RoutingPolicy*>(this), "on_dispatched")) {
+  void call_hook(const char* hook, const Request& request, int pod) {
+    if (py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), hook)) {
       f(py::cast(request), pod);
     }
   }
 
-  void on_first_token(const Request& request, int pod) override {
-    if (!hooks_.on_first_token) return;
-    py::gil_scoped_acquire gil;
-    if (py::function f =
-            py::get_override(static_cast<const RoutingPolicy*>(this), "on_first_token")) {
-      f(py::cast(request), pod);
-    }
-  }
-
-  void on_finished(const Request& request, int pod) override {
-    if (!hooks_.on_finished) return;
-    py::gil_scoped_acquire gil;
-    if (py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "on_finished")) {
-      f(py::cast(request), pod);
-    }
-  }
-
-  // The pool index from Python's pool_for(); None means any pool.
-  int pool_for(const Request& request) const override {
-    if (!hooks_.pool_for) return -1;
-    py::gil_scoped_acquire gil;
+  int pool_for_in_python(const Request& request) const {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "pool_for");
     if (!f) return -1;
     const py::object result = f(py::cast(request));
@@ -154,13 +187,9 @@ class PyRoutingPolicy : public RoutingPolicy {
     return static_cast<int>(*pool);
   }
 
-  bool wants_kv_events() const override { return hooks_.on_kv_events; }
-
   // One call per delivery: runs of events of one kind become (kind, uint64 array of hashes),
   // as vLLM batches a step's hashes in one BlockStored / BlockRemoved.
-  void on_kv_events(int pod, std::span<const KvEvent> events) override {
-    if (!hooks_.on_kv_events || events.empty()) return;
-    py::gil_scoped_acquire gil;
+  void kv_events_in_python(int pod, std::span<const KvEvent> events) {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "on_kv_events");
     if (!f) return;
     py::list batches;
@@ -179,10 +208,7 @@ class PyRoutingPolicy : public RoutingPolicy {
     f(pod, batches);
   }
 
-  // Nanoseconds from Python's routing_delay_ns(); the gateway waits them before pick().
-  TimeNs routing_delay(const Request& request) const override {
-    if (!hooks_.routing_delay_ns) return 0;
-    py::gil_scoped_acquire gil;
+  TimeNs routing_delay_in_python(const Request& request) const {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "routing_delay_ns");
     if (!f) return 0;
     const py::object result = f(py::cast(request));
@@ -202,8 +228,7 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   // {name: number} from Python's counters(), in name order.
-  std::vector<PolicyCounter> counters() const override {
-    py::gil_scoped_acquire gil;
+  std::vector<PolicyCounter> counters_in_python() const {
     py::function f = py::get_override(static_cast<const RoutingPolicy*>(this), "counters");
     if (!f) return {};
     const py::object result = f();
@@ -233,26 +258,13 @@ class PyRoutingPolicy : public RoutingPolicy {
     return out;
   }
 
-  // Called by the factory, under the GIL, before setup().
-  void bind(std::string name, const PolicyContext& ctx, py::dict params, const Hooks& hooks) {
-    name_ = std::move(name);
-    context_ = ctx;
-    params_ = std::move(params);
-    bound_ = true;
-    hooks_ = hooks;
-  }
-
-  const std::string& name() const { return name_; }
-  py::object context() const { return bound_ ? py::cast(context_) : py::none(); }
-  py::dict params() const { return params_; }
-
- private:
   std::string name_ = "<unregistered>";
   PolicyContext context_;
   py::dict params_;
   bool bound_ = false;
   // Hooks a subclass leaves alone are not called, so they cost no GIL round trip.
   Hooks hooks_;
+  PythonCallQueue* calls_ = nullptr;
 };
 
 PyRoutingPolicy& as_py(RoutingPolicy& p) {
@@ -262,13 +274,13 @@ PyRoutingPolicy& as_py(RoutingPolicy& p) {
 }
 
 // What the gateway owns: a Python policy object kept alive until the arm ends. The last
-// reference is dropped under the GIL, on whichever thread ran the arm.
+// reference is dropped under the GIL, on the thread that runs the run's Python calls.
 class PythonPolicyHandle final : public RoutingPolicy {
  public:
-  PythonPolicyHandle(py::object obj, PyRoutingPolicy* impl) : obj_(std::move(obj)), impl_(impl) {}
+  PythonPolicyHandle(py::object obj, PyRoutingPolicy* impl, PythonCallQueue* calls)
+      : obj_(std::move(obj)), impl_(impl), calls_(calls) {}
   ~PythonPolicyHandle() override {
-    py::gil_scoped_acquire gil;
-    py::object last = std::move(obj_);
+    call_python(calls_, [this] { py::object last = std::move(obj_); });
   }
   PythonPolicyHandle(const PythonPolicyHandle&) = delete;
   PythonPolicyHandle& operator=(const PythonPolicyHandle&) = delete;
@@ -297,6 +309,7 @@ class PythonPolicyHandle final : public RoutingPolicy {
  private:
   py::object obj_;
   PyRoutingPolicy* impl_;
+  PythonCallQueue* calls_;
 };
 
 // {name: default} or {name: (default, help)} -> a ParamSpec; the type follows the default.
@@ -367,13 +380,15 @@ void register_policy(const std::string& name, const py::object& cls, const std::
   PolicyRegistry::Factory factory =
       [cls_ref, name, hooks](const Params& p,
                              const PolicyContext& ctx) -> std::unique_ptr<RoutingPolicy> {
-    py::gil_scoped_acquire gil;
-    py::dict kwargs = params_to_py(p);
-    py::object obj = (*cls_ref)(**kwargs);
-    PyRoutingPolicy& impl = as_py(obj.cast<RoutingPolicy&>());
-    impl.bind(name, ctx, kwargs, hooks);
-    obj.attr("setup")(py::cast(ctx));
-    return std::make_unique<PythonPolicyHandle>(std::move(obj), &impl);
+    PythonCallQueue* calls = PythonCallQueue::of_this_thread();
+    return call_python(calls, [&]() -> std::unique_ptr<RoutingPolicy> {
+      py::dict kwargs = params_to_py(p);
+      py::object obj = (*cls_ref)(**kwargs);
+      PyRoutingPolicy& impl = as_py(obj.cast<RoutingPolicy&>());
+      impl.bind(name, ctx, kwargs, hooks, calls);
+      obj.attr("setup")(py::cast(ctx));
+      return std::make_unique<PythonPolicyHandle>(std::move(obj), &impl, calls);
+    });
   };
   reg.add({name, description, std::move(spec), std::move(factory)});
   python_policy_names().insert(name);

@@ -22,6 +22,9 @@ class StopFlag {
   bool requested() const {
     return set_.load(std::memory_order_relaxed) || (parent_ != nullptr && parent_->requested());
   }
+  // The flag this one is chained to (nullptr for the root): a simulation thread finds the run
+  // it belongs to by walking up from current_stop_flag().
+  const StopFlag* parent() const { return parent_; }
 
  private:
   std::atomic<bool> set_{false};

@@ -63,7 +63,7 @@ def test_an_interrupted_run_writes_nothing_and_exits_128_plus_the_signal(
     # A run of hours: only the signal can end it before the hang guard. Its first log line says
     # the run has begun, so the handlers are in place when the signal comes.
     proc = subprocess.Popen([str(cli), "--log-level", "info", "run", str(flagship), "--out",
-                             str(out), "--set", "workload.conversations=10000000"],
+                             str(out), "--set", "workload.conversations=200000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stderr.readline()
     assert "running" in first, first

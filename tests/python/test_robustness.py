@@ -177,14 +177,39 @@ def test_calibrate_refuses_bad_targets_and_unwritable_outputs(source_dir):
 
 
 def test_ctrl_c_stops_a_run_and_raises_keyboard_interrupt(flagship):
-    # A run of hours, interrupted after two seconds: KeyboardInterrupt comes back within the poll
+    # A run of many minutes, interrupted after two seconds: KeyboardInterrupt comes back within the poll
     # of the simulation (milliseconds); had it not, the run would outlast the hang guard.
     done = run_fresh(f"""
         import os, signal, threading, fleetsim
         threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
         try:
             fleetsim.run({str(flagship)!r}, threads=1,
-                         overrides={{"workload.conversations": 10000000}})
+                         overrides={{"workload.conversations": 200000}})
+            print("ran to the end")
+        except KeyboardInterrupt:
+            r = fleetsim.run({str(flagship)!r}, overrides={{"workload.conversations": 4}})
+            print("interrupted; the next run completes", r.arm("epp").summary["completed"])
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted; the next run completes 60"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_interrupts_a_python_policy_that_blocks(flagship, threads):
+    # A pick() that sleeps for an hour: Python's own calls run on the thread that started the
+    # run, so Ctrl-C interrupts the sleep there (on a simulation thread nothing could). Had it
+    # not, the run would outlast the hang guard.
+    done = run_fresh(f"""
+        import os, signal, threading, time, fleetsim
+        class Sleepy(fleetsim.RoutingPolicy):
+            def pick(self, request, candidates, ctx):
+                time.sleep(3600)
+                return candidates[0].index
+        fleetsim.register_policy("sleepy", Sleepy, "blocks in pick (test)")
+        threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            fleetsim.run({str(flagship)!r}, threads={threads},
+                         overrides={{"arms.rr.policy": "sleepy"}})
             print("ran to the end")
         except KeyboardInterrupt:
             r = fleetsim.run({str(flagship)!r}, overrides={{"workload.conversations": 4}})
@@ -209,7 +234,7 @@ def test_ctrl_c_stops_only_the_run_of_the_thread_that_got_it(flagship):
         threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
         try:
             fleetsim.run({str(flagship)!r}, threads=1,
-                         overrides={{"workload.conversations": 10000000}})
+                         overrides={{"workload.conversations": 200000}})
         except KeyboardInterrupt:
             t.join()
             print("interrupted; the other thread's run completed", other.get("completed"))
