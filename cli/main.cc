@@ -580,6 +580,14 @@ int main(int argc, char** argv) {
     app.exit(e);  // CLI11's message and its pointer to --help
     return 2;
   }
+  for (const CLI::App* command : app.get_subcommands()) {
+    const CLI::Option* sets = command->get_option_no_throw("--set");
+    if (sets == nullptr) continue;
+    if (const auto twice = cli::path_given_twice(sets->results())) {
+      std::cerr << "error: " << *twice << "\n";
+      return 2;
+    }
+  }
   spdlog::set_level(spdlog::level::from_str(log_level));
   const bool terminal = isatty(STDERR_FILENO) == 1;
   cli::StderrProgress progress_line(std::cerr, terminal);

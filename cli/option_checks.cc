@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -48,5 +49,18 @@ CLI::Validator number_in(double min, double max) {
 }
 
 CLI::Validator threads_check() { return integer_in(0, 4096); }
+
+std::optional<std::string> path_given_twice(const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> first;
+  for (const std::string& set : sets) {
+    const std::string path = set.substr(0, set.find('='));
+    const auto [given, fresh] = first.emplace(path, set);
+    if (!fresh) {
+      return "--set " + path + ": given twice ('" + given->second + "' and '" + set +
+             "'); give each field once";
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace fleetsim::cli

@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace fleetsim::cli {
 
@@ -14,5 +17,9 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max);
 CLI::Validator number_in(double min, double max);
 // The threads of a command that runs arms or points in parallel: 0 (one per core) to 4096.
 CLI::Validator threads_check();
+
+// The error for a field that several --set options (PATH=VALUE) set, or nothing: a field given
+// twice is a slip, not an order of precedence.
+std::optional<std::string> path_given_twice(const std::vector<std::string>& sets);
 
 }  // namespace fleetsim::cli

@@ -150,13 +150,30 @@ std::int64_t parse_csv_count(std::string_view cell, const std::string& field,
 }
 
 nlohmann::json parse_json_line(std::string_view text) {
+  using Event = nlohmann::json::parse_event_t;
+  // The keys of each object being parsed, innermost last: nlohmann keeps the last of a key given
+  // twice without a word, so the parse watches for one.
+  std::vector<std::vector<std::string>> keys;
+  std::string twice;
+  const auto watch = [&](int, Event event, nlohmann::json& parsed) {
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end) keys.pop_back();
+    if (event == Event::key && twice.empty()) {
+      const std::string key = parsed.get<std::string>();
+      std::vector<std::string>& seen = keys.back();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) twice = key;
+      seen.push_back(key);
+    }
+    return true;
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.begin(), text.end());
+    j = nlohmann::json::parse(text.begin(), text.end(), watch);
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number no double holds (1e400).
     throw TraceLineError("<json>", std::string("invalid JSON: ") + e.what());
   }
+  if (!twice.empty()) throw TraceLineError(twice, "given twice in one JSON object");
   if (!j.is_object()) throw TraceLineError("<json>", "expected a JSON object per line");
   return j;
 }

@@ -119,6 +119,10 @@ TEST(JsonlTrace, ErrorsNameFileLineAndField) {
             ":1: prompt_tokens: is 4 but the prompt's segments hold 3 tokens");
   EXPECT_EQ(error_for("e6.jsonl", "{\"timestamp_ms\": 0, \"prompt_tokens\": 5}\n"),
             ":1: output_tokens: missing field");
+  EXPECT_EQ(error_for("e6b.jsonl",
+                      "{\"timestamp_ms\": 0, \"prompt_tokens\": 5, \"output_tokens\": 1, "
+                      "\"output_tokens\": 2}\n"),
+            ":1: output_tokens: given twice in one JSON object");
   EXPECT_EQ(error_for("e7.jsonl",
                       "{\"timestamp_ms\": 0, \"prompt_tokens\": 5, \"output_tokens\": 1.5}\n"),
             ":1: output_tokens: expected an integer, got number");

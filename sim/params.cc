@@ -18,15 +18,25 @@ std::string YamlWhere::place(const YAML::Node& node) const {
   if (node.IsDefined() && node.Mark().line >= 0) {
     return loc + ":" + std::to_string(node.Mark().line + 1);
   }
-  return unmarked.empty() ? loc : unmarked;
+  if (!unmarked.empty()) return unmarked;
+  if (node.IsDefined() && overridden) {
+    for (const std::string& p : *overridden) {
+      if (path == p || path.starts_with(p + ".")) return loc + ": --set";
+    }
+  }
+  return loc;
+}
+
+std::string located(const std::string& place, const std::string& what) {
+  return place + (place.ends_with(": --set") ? " " : ": ") + what;
 }
 
 std::string YamlWhere::at(const YAML::Node& node) const {
-  return place(node) + ": " + (path.empty() ? "<root>" : path);
+  return located(place(node), path.empty() ? "<root>" : path);
 }
 
 YamlWhere YamlWhere::child(const std::string& key) const {
-  return {file, path.empty() ? key : path + "." + key, unmarked};
+  return {file, path.empty() ? key : path + "." + key, unmarked, overridden};
 }
 
 std::string to_string(ParamType t) {
@@ -259,8 +269,10 @@ ParamValue parse_value(const ParamDef& d, const YAML::Node& node, const YamlWher
   }
   const std::string expected = "expected " + to_string(d.type) + range_text(d);
   if (!node.IsScalar()) {
-    throw ScenarioError(where.at(node) + ": " + expected + ", got a " +
-                        (node.IsMap() ? "map" : "list"));
+    throw ScenarioError(where.at(node) + ": " + expected + ", got " +
+                        (node.IsMap()        ? "a map"
+                         : node.IsSequence() ? "a list"
+                                             : "nothing (an empty value or ~)"));
   }
   const std::string raw = node.Scalar();
   auto fail = [&]() {

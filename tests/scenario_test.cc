@@ -124,7 +124,7 @@ TEST(Scenario, AnErrorInsideASetValueNamesTheFieldNotALineOfTheFile) {
   // The value's own text is one line; its line 1 is not the file's.
   const std::string e =
       error_of(testing::small_scenario_yaml("epp"), {"workload.question_tokens={dist: gauss}"});
-  EXPECT_NE(e.find("bad.yaml: workload.question_tokens.dist: unknown distribution 'gauss'"),
+  EXPECT_NE(e.find("bad.yaml: --set workload.question_tokens.dist: unknown distribution 'gauss'"),
             std::string::npos)
       << e;
   EXPECT_EQ(e.find("bad.yaml:1:"), std::string::npos) << e;

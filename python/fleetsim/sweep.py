@@ -11,6 +11,7 @@ import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TextIO
 
 from . import _core
@@ -159,6 +160,29 @@ class _PointsFinished:
         print(f"\r{line}", end=end, file=self.out, flush=True)
 
 
+def _check_sweep_arguments(grid: Any, client: Any, threads: Any, max_workers: Any) -> None:
+    """Refuses arguments of the wrong kind by name, before anything runs."""
+    if grid is not None:
+        if not isinstance(grid, Mapping):
+            raise TypeError(f"grid must be a dict {{dotted.path: [values]}}, got {grid!r}")
+        for k, values in grid.items():
+            if not isinstance(k, str):
+                raise TypeError(f"grid keys must be dotted paths (str), got {k!r}")
+            listed = not isinstance(values, (str, bytes, Mapping)) and hasattr(values, "__len__")
+            if not listed or len(values) == 0:
+                raise ValueError(f"grid[{k!r}] must be a non-empty list of values, got {values!r}")
+    if client is not None and not (hasattr(client, "submit") and hasattr(client, "gather")):
+        raise TypeError(
+            "client must be a dask.distributed.Client (or None for local processes), "
+            f"got {client!r}")
+    for name, value, least in (("threads", threads, 0), ("max_workers", max_workers, 1)):
+        if value is None and name == "max_workers":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}"
+                             f"{' or None' if name == 'max_workers' else ''}, got {value!r}")
+
+
 def sweep(
     scenario: Any,
     grid: Mapping[str, Sequence[Any]] | None = None,
@@ -194,15 +218,13 @@ def sweep(
     """
     import pandas as pd
 
+    _check_sweep_arguments(grid, client, threads, max_workers)
     base = _core.load(scenario, overrides)
     if grid is None:
         grid = {k: [_yaml_scalar(v) for v in vs] for k, vs in base.sweep.items()}
         if not grid:
             raise ValueError("no grid given, and the scenario has no sweep: section")
     keys = list(grid)
-    for k in keys:
-        if isinstance(grid[k], (str, bytes)) or len(grid[k]) == 0:
-            raise ValueError(f"grid[{k!r}] must be a non-empty list of values")
     points = [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
     # Validate every point here, so a bad value fails fast with a ScenarioError.
     for p in points:
@@ -231,10 +253,19 @@ def sweep(
             max_workers=max_workers, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
             futures = [pool.submit(run_point, *a, payload, metrics) for a in args]
-            if finished:
-                for _ in as_completed(futures):
-                    finished.one_more()
-            results = [f.result() for f in futures]
+            try:
+                if finished:
+                    for _ in as_completed(futures):
+                        finished.one_more()
+                results = [f.result() for f in futures]
+            except BrokenProcessPool as e:
+                unfinished = [p for p, f in zip(points, futures) if not f.done() or f.exception()]
+                raise RuntimeError(
+                    "sweep: a worker process ended abruptly (killed, out of memory, or a "
+                    f"crash) while running the points from {unfinished[0] if unfinished else {}}; "
+                    "a script that calls sweep() at its top level needs an "
+                    "`if __name__ == '__main__':` guard, as the spawned workers import it again"
+                ) from e
 
     rows = [row for point_rows in results for row in point_rows]
     df = pd.DataFrame(rows)

@@ -96,7 +96,8 @@ std::vector<FaultSpec> parse_faults(const YAML::Node& node, const YamlWhere& whe
     }
     ParamSpec spec = it->second;
     spec.text("kind", kind, "fault kind");
-    out.push_back({kind, spec.resolve(f, w), w.child("target").at(f["target"])});
+    out.push_back({kind, spec.resolve(f, w), w.child("target").at(f["target"]),
+                   w.child("at_s").at(f["at_s"].IsDefined() ? f["at_s"] : f)});
   }
   return out;
 }

@@ -27,6 +27,8 @@ struct FaultSpec {
   Params params;
   // "file:line: faults.N.target": the target is checked against the arm's fleet when it runs.
   std::string target_where;
+  // "file:line: faults.N.at_s", for a fault the run ends before.
+  std::string at_where;
 };
 
 // kind -> spec of its parameters (each with default and help).

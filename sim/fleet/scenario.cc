@@ -1,5 +1,6 @@
 #include "sim/fleet/scenario.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
@@ -510,7 +511,7 @@ std::string located_workload_error(const Scenario& s, const std::string& what) {
   }
   auto it = s.workload_places.find(field);
   if (it == s.workload_places.end()) it = s.workload_places.find("");
-  return it == s.workload_places.end() ? what : it->second + ": " + what;
+  return it == s.workload_places.end() ? what : located(it->second, what);
 }
 
 std::vector<std::string> pool_names(const FleetSpec& fleet) {
@@ -538,7 +539,9 @@ namespace {
 Scenario parse_scenario_text(const std::string& yaml_text, const std::string& label,
                              const std::vector<std::string>& overrides) {
   YAML::Node root = parse_yaml(yaml_text, label);
-  const YamlWhere w{label, ""};
+  auto overridden = std::make_shared<std::vector<std::string>>();
+  for (const auto& o : overrides) overridden->push_back(o.substr(0, o.find('=')));
+  const YamlWhere w{label, "", "", std::move(overridden)};
   if (!root.IsMap()) throw ScenarioError(label + ": expected a YAML map at the top level");
   for (const auto& o : overrides) apply_override(root, o);
   check_keys(root, w,
@@ -575,7 +578,9 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
   wspec.text("type", s.workload_type, "workload kind");
   s.workload = wspec.resolve(wl, ww);
   s.workload_places[""] = ww.place(wl);
-  for (const auto& kv : wl) s.workload_places[kv.first.Scalar()] = ww.place(kv.second);
+  for (const auto& kv : wl) {
+    s.workload_places[kv.first.Scalar()] = ww.child(kv.first.Scalar()).place(kv.second);
+  }
   // A trace replay's window, checked by the one check its workload runs when built, found at load.
   if (wspec.has("end_s")) {
     try {
@@ -626,6 +631,14 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
     const ParamSpec sim_spec = ParamSpec().real(
         "horizon_s", 0, "stop the simulation at this time (0 = when the workload is done)", 0);
     s.horizon_s = sim_spec.resolve(root["sim"], w.child("sim")).get_double("horizon_s");
+  }
+  for (const FaultSpec& f : s.faults) {
+    const double at_s = f.params.get_double("at_s");
+    if (s.horizon_s > 0 && at_s >= s.horizon_s) {
+      throw ScenarioError(f.at_where + ": " + fmt::format("{}", at_s) +
+                          " s is at or after sim.horizon_s (" + fmt::format("{}", s.horizon_s) +
+                          " s): the fault would never happen");
+    }
   }
 
   if (const YAML::Node slo = root["slo"]; slo.IsDefined()) s.slo = parse_slo(slo, w.child("slo"));

@@ -21,6 +21,18 @@ class FirstPod(fleetsim.RoutingPolicy):
 fleetsim.register_policy("py_first_pod", FirstPod, "everything to the first pod (sweep test)")
 
 
+class ExitsTheProcess(fleetsim.RoutingPolicy):
+    """Ends its process on the first pick, as a crash or the OOM killer would."""
+
+    def pick(self, request, candidates, ctx):
+        import os
+
+        os._exit(3)
+
+
+fleetsim.register_policy("py_exits", ExitsTheProcess, "ends its process (sweep test)")
+
+
 @pytest.fixture(scope="module")
 def in_process(small_yaml):
     return fleetsim.sweep(small_yaml, GRID, max_workers=1)
@@ -121,6 +133,28 @@ def test_a_bad_point_fails_before_anything_runs(small_yaml):
         fleetsim.sweep(small_yaml, {"fleet.pods": []})
     with pytest.raises(ValueError, match="no sweep: section"):
         fleetsim.sweep(small_yaml)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"grid": {"fleet.pods": 3}}, ValueError, r"grid\['fleet.pods'\] must be a non-empty list"),
+    ({"grid": {"fleet.pods": "2,3"}}, ValueError, "must be a non-empty list of values, got '2,3'"),
+    ({"grid": [("fleet.pods", [2])]}, TypeError, "grid must be a dict"),
+    ({"grid": GRID, "client": "x"}, TypeError, "client must be a dask.distributed.Client"),
+    ({"grid": GRID, "max_workers": -1}, ValueError, "max_workers must be an integer >= 1 or None"),
+    ({"grid": GRID, "max_workers": 2.5}, ValueError, "max_workers must be an integer"),
+    ({"grid": GRID, "threads": -1}, ValueError, "threads must be an integer >= 0, got -1"),
+])
+def test_arguments_of_the_wrong_kind_are_refused_by_name(small_yaml, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        fleetsim.sweep(small_yaml, **kwargs)
+
+
+def test_a_worker_that_dies_names_the_points_and_the_main_guard(small_yaml):
+    # A policy whose pick kills its worker process: the pool breaks, and the error says what
+    # to look at instead of concurrent.futures' bare BrokenProcessPool.
+    with pytest.raises(RuntimeError, match=r"ended abruptly .* __name__ == '__main__'"):
+        fleetsim.sweep(small_yaml, {"fleet.pods": [2, 3]}, max_workers=2,
+                       overrides={"arms.rr.policy": "py_exits"})
 
 
 def test_dask_cluster_gives_the_same_frame(in_process, small_yaml):
