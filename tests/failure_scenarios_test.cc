@@ -91,5 +91,27 @@ TEST(FailureScenarios, APipelineKilledMidStepLosesItsMicrobatchesCleanly) {
   EXPECT_FALSE(a.failures["faults"][0]["recovery_s"].is_null());
 }
 
+// A horizon that cuts the node-loss run mid-outage: every request is completed, failed or
+// unfinished, and one waiting between a failed attempt and its retry is unfinished, not failed.
+TEST(FailureScenarios, AHorizonCutLeavesRequestsUnfinishedAndRetriesNotFailed) {
+  const Scenario s =
+      load_scenario(testing::source_path("scenarios/node-loss.yaml"), {"sim.horizon_s=45"});
+  std::int64_t between_attempts = 0;
+  for (const ArmSpec& spec : s.arms) {
+    const ArmResult a = run_arm(s, spec);
+    SCOPED_TRACE(a.name);
+    EXPECT_GT(a.summary.unfinished, 0);
+    EXPECT_EQ(a.summary.requests, a.summary.completed + a.summary.failed + a.summary.unfinished);
+    EXPECT_EQ(a.summary.failed, a.failures["requests_lost"].get<std::int64_t>());
+    for (const auto& r : a.records) {
+      if (r.arrival < 0 || r.done) continue;
+      EXPECT_EQ(r.finished, -1) << "unfinished request " << r.id;
+      // A failed attempt's outcome on an unfinished request: its retry waits or runs.
+      between_attempts += r.outcome != Outcome::kOk;
+    }
+  }
+  EXPECT_GT(between_attempts, 0) << "no request was between a failed attempt and its end";
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -36,6 +36,7 @@ void RecordCollector::on_arrival(const Request& r, TimeNs t) {
   rec.attempts = r.attempt;
   if (r.attempt > 1) {
     rec.done = false;  // a retry: the request is open again, its first arrival stands
+    rec.finished = -1;
     return;
   }
   rec.measured = r.measured;
@@ -157,6 +158,12 @@ void RecordCollector::drop_unfinished_at(TimeNs end) {
   }
 }
 
+void RecordCollector::reopen(std::int64_t id) {
+  RequestRecord& rec = at(id);
+  rec.done = false;
+  rec.finished = -1;
+}
+
 ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodSummary> pods,
                      double window_s) {
   ArmSummary s;
@@ -167,7 +174,10 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
     if (r.arrival < 0 || !r.measured) continue;  // an id never used, or a warm-up request
     ++s.requests;
     first_arrival = std::min(first_arrival, r.arrival);
-    if (!r.done) continue;
+    if (!r.done) {
+      ++s.unfinished;
+      continue;
+    }
     last_finish = std::max(last_finish, r.finished);
     if (r.outcome != Outcome::kOk) {
       ++s.failed;
@@ -267,7 +277,10 @@ std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& recor
       const auto p = static_cast<size_t>(pi);
       PoolSummary& s = pools[p];
       ++s.requests;
-      if (!r.done) continue;
+      if (!r.done) {
+        ++s.unfinished;
+        continue;
+      }
       if (r.outcome != Outcome::kOk) {
         ++s.failed;
         continue;

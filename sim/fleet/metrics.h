@@ -63,6 +63,9 @@ class RecordCollector : public FleetObserver {
   // The client cancelled every measured request unfinished at `end`: it leaves the figures, as
   // an incomplete request leaves guidellm's.
   void drop_unfinished_at(TimeNs end);
+  // A request whose failed attempt was waiting for its retry when the run stopped: it is
+  // unfinished, not failed.
+  void reopen(std::int64_t id);
 
  private:
   // A request's streaming figures apart from its record: every step updates them for each
@@ -153,7 +156,8 @@ struct PoolSummary {
   std::string gpu;
   std::string model;
   std::int32_t pods = 0;
-  std::int64_t requests = 0, completed = 0, failed = 0;
+  // requests = completed + failed + unfinished (those the horizon cut, retries pending included)
+  std::int64_t requests = 0, completed = 0, failed = 0, unfinished = 0;
   double prefix_cache_reuse = 0;  // hits / queries over the pool's pods
   Percentiles ttft_ms, tpot_ms, e2e_ms;
 };
@@ -220,7 +224,9 @@ struct AutoscalingSummary {
 };
 
 struct ArmSummary {
-  std::int64_t requests = 0, completed = 0, failed = 0;
+  // Measured requests: requests = completed + failed + unfinished, where unfinished are those
+  // the horizon cut (a request waiting to retry a failed attempt among them).
+  std::int64_t requests = 0, completed = 0, failed = 0, unfinished = 0;
   double prefix_cache_reuse = 0;  // hits / queries over all pods
   Percentiles ttft_ms, warm_ttft_ms, e2e_ms, warm_e2e_ms, tpot_ms;
   // Per completed request with 2+ output tokens: its longest inter-token gap (the worst stall a

@@ -28,12 +28,16 @@ std::vector<std::exception_ptr> for_each_index(std::size_t n, int threads,
       try {
         // An index taken after the batch was stopped does not build its simulation at all.
         if (batch.requested()) throw StoppedError();
+        const ScopedSimulationSlot slot(progress, i);
         body(i);
       } catch (...) {
         errors[i] = std::current_exception();
         batch.request();
       }
-      if (progress != nullptr) progress->finished(++finished, n);
+      if (progress != nullptr) {
+        progress->advanced(i, 1.0);
+        progress->finished(++finished, n);
+      }
     }
   };
   const std::size_t hw = std::max(1U, std::thread::hardware_concurrency());

@@ -1,5 +1,6 @@
 #include "sim/fleet/parallel.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/event_loop.h"
@@ -95,8 +97,13 @@ class CountingObserver : public ProgressObserver {
     done_seen.push_back(done);
     EXPECT_EQ(total, totals.back());
   }
+  void advanced(std::size_t index, double fraction) override {
+    const std::lock_guard lock(mutex_);
+    advances.emplace_back(index, fraction);
+  }
   std::vector<std::size_t> totals;
   std::vector<std::size_t> done_seen;
+  std::vector<std::pair<std::size_t, double>> advances;
 
  private:
   std::mutex mutex_;
@@ -117,6 +124,23 @@ TEST(Parallel, OnlyTheOutermostBatchReportsProgress) {
     EXPECT_EQ(observer.done_seen, (std::vector<std::size_t>{1, 2, 3, 4})) << threads;
     EXPECT_EQ(current_progress_observer(), nullptr);
   }
+}
+
+TEST(Parallel, OnlyTheOutermostBatchsSimulationsReportHowFarTheyCame) {
+  CountingObserver observer;
+  {
+    const ScopedProgressObserver installed(&observer);
+    rethrow_first(for_each_index(2, 1, [](std::size_t i) {
+      report_simulated_fraction(0.25 * static_cast<double>(i + 1));
+      // A batch nested inside (a point's arms) reports nothing of its own simulations.
+      rethrow_first(for_each_index(2, 1, [](std::size_t) { report_simulated_fraction(0.9); }));
+    }));
+  }
+  report_simulated_fraction(0.5);  // no batch runs this thread's simulation: nobody hears it
+  using Advance = std::pair<std::size_t, double>;
+  EXPECT_THAT(observer.advances,
+              ::testing::ElementsAre(Advance{0, 0.25}, Advance{0, 1.0}, Advance{1, 0.5},
+                                     Advance{1, 1.0}));
 }
 
 TEST(Parallel, ARunNobodyStopsIsUntouched) {

@@ -120,6 +120,7 @@ nlohmann::json summary_json(const ArmSummary& s) {
       {"requests", s.requests},
       {"completed", s.completed},
       {"failed", s.failed},
+      {"unfinished", s.unfinished},
       {"prefix_cache_reuse", rounded(s.prefix_cache_reuse)},
       {"ttft_ms", pct_json(s.ttft_ms)},
       {"warm_ttft_ms", pct_json(s.warm_ttft_ms)},
@@ -150,6 +151,7 @@ nlohmann::json summary_json(const ArmSummary& s) {
                        {"requests", p.requests},
                        {"completed", p.completed},
                        {"failed", p.failed},
+                       {"unfinished", p.unfinished},
                        {"prefix_cache_reuse", rounded(p.prefix_cache_reuse)},
                        {"ttft_ms", pct_json(p.ttft_ms)},
                        {"tpot_ms", pct_json(p.tpot_ms)},
@@ -387,10 +389,15 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
     const auto m = arm_it->second.find(metric);
     return m == arm_it->second.end() ? std::string() : " (" + fixed_text(m->second, decimals) + ")";
   };
-  os << std::setw(label_w) << "requests (completed/failed)";
+  // Requests the horizon cut get their count only where there are some.
+  const bool cut = std::any_of(r.arms.begin(), r.arms.end(),
+                               [](const ArmResult& a) { return a.summary.unfinished > 0; });
+  os << std::setw(label_w)
+     << (cut ? "completed/failed/unfinished" : "requests (completed/failed)");
   for (const auto& a : r.arms) {
     os << std::setw(cell_w)
        << std::to_string(a.summary.completed) + "/" + std::to_string(a.summary.failed) +
+              (cut ? "/" + std::to_string(a.summary.unfinished) : "") +
               measured_cell(a, "completed", 0);
   }
   os << "\n";
@@ -556,14 +563,14 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
 
 void write_summary_csv(std::ostream& os, const RunResult& r) {
   const bool goodput = has_goodput(r);
-  os << "arm,policy,requests,completed,failed,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
+  os << "arm,policy,requests,completed,failed,unfinished,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
         "warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,throughput_req_s,"
         "output_tokens_per_s"
      << (goodput ? ",slo_attainment,goodput_req_s" : "") << "\n";
   for (const auto& a : r.arms) {
     const ArmSummary& s = a.summary;
     os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed
-       << "," << s.failed << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50)
+       << "," << s.failed << "," << s.unfinished << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50)
        << "," << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
        << rounded(s.warm_ttft_ms.p95) << "," << rounded(s.warm_e2e_ms.p50) << ","
        << rounded(s.tpot_ms.p50) << "," << rounded(s.throughput_req_s) << ","

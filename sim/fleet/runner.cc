@@ -1,6 +1,7 @@
 #include "sim/fleet/runner.h"
 
 #include <spdlog/spdlog.h>
+#include <tsl/robin_set.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,8 +27,10 @@
 #include "sim/fleet/gateway.h"
 #include "sim/fleet/parallel.h"
 #include "sim/fleet/pod.h"
+#include "sim/fleet/run_size.h"
 #include "sim/fleet/topology.h"
 #include "sim/fleet/workload.h"
+#include "sim/progress.h"
 
 namespace fleetsim {
 namespace {
@@ -257,8 +260,14 @@ void check_end_state(const std::vector<std::unique_ptr<Pod>>& pods, const ArmSum
       throw InternalError(arm_label + ": " + p->name() + " leaked KV blocks");
     }
   }
-  if (!cut_by_horizon && sum.completed + sum.failed != sum.requests) {
-    throw Error(arm_label + ": " + std::to_string(sum.requests - sum.completed - sum.failed) +
+  if (sum.completed + sum.failed + sum.unfinished != sum.requests) {
+    throw InternalError(arm_label + ": " + std::to_string(sum.requests) + " requests but " +
+                        std::to_string(sum.completed) + " completed, " +
+                        std::to_string(sum.failed) + " failed and " +
+                        std::to_string(sum.unfinished) + " unfinished");
+  }
+  if (!cut_by_horizon && sum.unfinished > 0) {
+    throw Error(arm_label + ": " + std::to_string(sum.unfinished) +
                 " requests never ended before the run's end (a black-holed pod keeps a request "
                 "until gateway.request_timeout_s, forever when it is 0)");
   }
@@ -577,8 +586,14 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   } catch (const ScenarioError& e) {
     throw ScenarioError(located_workload_error(s, e.what()));
   }
+  const std::optional<double> expected = workload->expected_requests(s.horizon_s);
+  // Every arm is as large: the first says so once.
+  if (arm.name == s.arms.front().name) check_run_size(s, expected);
+  std::int64_t ended = 0;
   RetryPolicy retry(s.client, s.seed);
   std::int64_t lost = 0, retries = 0;
+  // Requests between a failed attempt and its retry: unfinished, not failed, if the run stops.
+  tsl::robin_set<std::int64_t> awaiting_retry;
   gateway.on_completion([&](const RequestPtr& r, int, Outcome o) {
     if (o != Outcome::kOk) {
       // A request the server refused as too long fails the same way every time.
@@ -589,11 +604,16 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
         auto again = std::make_shared<Request>(*r);
         ++again->attempt;
         ++retries;
-        loop.schedule_in(delay, [&gateway, again] { gateway.submit(again); });
+        awaiting_retry.insert(again->id);
+        loop.schedule_in(delay, [&gateway, &awaiting_retry, again] {
+          awaiting_retry.erase(again->id);
+          gateway.submit(again);
+        });
         return;
       }
       ++lost;
     }
+    ++ended;
     workload->on_complete(*r, o);
   });
 
@@ -606,6 +626,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
       if (autoscalers.empty() || gateway.in_endpoints(i)) inflight.push_back(gateway.inflight(i));
     }
     concentration.sample(inflight);
+    report_simulated_fraction(run_fraction(loop.now(), s.horizon_s, ended, expected));
     loop.schedule_background_in(sample_every, sample);
   };
   loop.schedule_background_in(sample_every, sample);
@@ -618,6 +639,13 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     loop.run(horizon);
   });
   const bool cut = loop.pending_foreground() > 0;
+  for (const FaultSpec& f : s.faults) {
+    if (sec_to_ns(f.params.get_double("at_s")) > loop.now()) {
+      spdlog::warn("{}: arm '{}' ended at {:.3f} s, before this fault, which did not happen",
+                   f.at_where, arm.name, ns_to_sec(loop.now()));
+    }
+  }
+  for (const std::int64_t id : awaiting_retry) records.reopen(id);
 
   std::vector<PodSummary> per_pod;
   for (const auto& p : pods) {

@@ -39,6 +39,13 @@ class Workload {
   virtual void on_complete(const Request& r, Outcome outcome) = 0;
   // Empty: requests are measured until they finish, rates over the measured requests' span.
   virtual std::optional<CancelWindow> cancel_window() const { return std::nullopt; }
+  // How many requests it will send, estimated from its parameters before it starts (a count, or
+  // a rate over its duration), when the run stops at `horizon_s` (0: no horizon). Empty: it
+  // cannot tell. For the run's up-front size check and its progress, never for a figure.
+  virtual std::optional<double> expected_requests(double horizon_s) const {
+    (void)horizon_s;
+    return std::nullopt;
+  }
 };
 
 using WorkloadRegistry = Registry<Workload, const WorkloadContext&>;

@@ -53,7 +53,7 @@ def test_summary_names_come_from_the_json_schema(flagship):
     assert set(summary) == {"scenario", "seed", "fleet", "arms"}
     arm = summary["arms"][0]
     assert arm["summary"] == result.arms[0].summary
-    for key in ("requests", "completed", "failed", "prefix_cache_reuse", "ttft_ms",
+    for key in ("requests", "completed", "failed", "unfinished", "prefix_cache_reuse", "ttft_ms",
                 "warm_ttft_ms", "e2e_ms", "tpot_ms", "throughput_req_s", "per_pod"):
         assert key in arm["summary"]
     assert result.arms[0].measured == arm["measured"]

@@ -49,6 +49,11 @@ class ChatClient : public Workload {
     }
   }
 
+  // Every conversation's every turn (fewer when errors end conversations early).
+  std::optional<double> expected_requests(double) const override {
+    return static_cast<double>(conversations_) * turns_;
+  }
+
   void on_complete(const Request& r, Outcome outcome) override {
     auto it = active_.find(r.conversation);
     if (it == active_.end()) return;

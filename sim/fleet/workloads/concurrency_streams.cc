@@ -56,6 +56,11 @@ class ConcurrencyStreams : public Workload {
     }
   }
 
+  std::optional<double> expected_requests(double) const override {
+    return max_requests_ > 0 ? std::optional<double>(static_cast<double>(max_requests_))
+                             : std::nullopt;
+  }
+
   void on_complete(const Request& r, Outcome) override {
     auto it = active_.find(r.conversation);
     if (it == active_.end()) return;

@@ -38,6 +38,9 @@ class OpenLoop : public Workload {
 
   void start() override { schedule_after(0.0); }
   void on_complete(const Request&, Outcome) override {}
+  std::optional<double> expected_requests(double horizon_s) const override {
+    return expected_open_loop_requests(arrivals_, 1.0, max_requests_, duration_s_, horizon_s);
+  }
 
  private:
   void schedule_after(double now_s) {

@@ -70,6 +70,11 @@ class PrefixSharing : public Workload {
 
   void start() override { schedule_after(0.0); }
   void on_complete(const Request&, Outcome) override {}
+  std::optional<double> expected_requests(double horizon_s) const override {
+    const double per_arrival = config_.bursts ? config_.burst_size->mean() : 1.0;
+    return expected_open_loop_requests(arrivals_, per_arrival, max_requests_, duration_s_,
+                                       horizon_s);
+  }
 
  private:
   bool done() const { return max_requests_ > 0 && planned_ >= max_requests_; }

@@ -164,6 +164,24 @@ std::optional<double> RateSchedule::advance(double t_s, double area) const {
 ArrivalProcess::ArrivalProcess(Kind kind, double cv, RateSchedule schedule)
     : kind_(kind), cv_(cv), schedule_(std::move(schedule)) {}
 
+double ArrivalProcess::expected_arrivals(double until_s) const {
+  constexpr int kSteps = 4096;
+  const double dt = until_s / kSteps;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) sum += rate_at((i + 0.5) * dt);
+  return sum * dt;
+}
+
+std::optional<double> expected_open_loop_requests(const ArrivalProcess& arrivals,
+                                                  double per_arrival, std::int64_t max_requests,
+                                                  double duration_s, double horizon_s) {
+  double until_s = duration_s;
+  if (horizon_s > 0) until_s = until_s > 0 ? std::min(until_s, horizon_s) : horizon_s;
+  const double cap = max_requests > 0 ? static_cast<double>(max_requests) : HUGE_VAL;
+  if (until_s <= 0) return max_requests > 0 ? std::optional<double>(cap) : std::nullopt;
+  return std::min(cap, per_arrival * arrivals.expected_arrivals(until_s));
+}
+
 std::optional<double> ArrivalProcess::next(double now_s, Rng& rng) const {
   double x = 1.0;
   switch (kind_) {
@@ -287,6 +305,14 @@ ReplayWorkload::ReplayWorkload(const WorkloadContext& ctx, std::vector<Request> 
 void ReplayWorkload::start() {
   if (requests_.empty()) return;
   ctx_.loop->schedule_at(requests_.front().arrival, [this] { send_next(); });
+}
+
+std::optional<double> ReplayWorkload::expected_requests(double horizon_s) const {
+  if (horizon_s <= 0) return static_cast<double>(requests_.size());
+  const TimeNs horizon = sec_to_ns(horizon_s);
+  const auto before = std::partition_point(requests_.begin(), requests_.end(),
+                                           [&](const Request& r) { return r.arrival < horizon; });
+  return static_cast<double>(before - requests_.begin());
 }
 
 void ReplayWorkload::send_next() {

@@ -63,12 +63,21 @@ class ArrivalProcess {
   // The time of the next arrival after one at `now_s`; nullopt when none will come.
   std::optional<double> next(double now_s, Rng& rng) const;
   double rate_at(double t_s) const { return schedule_.rate_at(t_s); }
+  // Arrivals expected in [0, until_s): the rate's integral (midpoint rule, an estimate).
+  double expected_arrivals(double until_s) const;
 
  private:
   Kind kind_;
   double cv_;
   RateSchedule schedule_;
 };
+
+// An open-loop generator's expected request count: `per_arrival` requests an arrival until
+// max_requests (0: no cap), duration_s (0: none) or the horizon (0: none) ends it; empty when
+// nothing bounds it.
+std::optional<double> expected_open_loop_requests(const ArrivalProcess& arrivals,
+                                                  double per_arrival, std::int64_t max_requests,
+                                                  double duration_s, double horizon_s);
 
 // Adds arrival, rate, cv, rate_schedule and schedule_period_s to a spec (`unit` names what
 // arrives, e.g. "requests" or "bursts"), and builds the process from them.
@@ -113,6 +122,7 @@ class ReplayWorkload : public Workload {
   ReplayWorkload(const WorkloadContext& ctx, std::vector<Request> requests, RequestTagger tagger);
   void start() override;
   void on_complete(const Request&, Outcome) override {}
+  std::optional<double> expected_requests(double horizon_s) const override;
   const std::vector<Request>& requests() const { return requests_; }
 
  private:
