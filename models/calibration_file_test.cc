@@ -61,7 +61,7 @@ TEST(CalibrationFile, RoundTripsThroughTheCostModelSpec) {
 }
 
 TEST(CalibrationFile, AFileFittedAgainstAnEarlierRooflineIsToldApart) {
-  // Before the stamp: session 27's files held the element-wise efficiency, earlier ones not.
+  // Before the stamp: revision 2's files held the element-wise efficiency, earlier ones not.
   const std::string before = "cost_model:\n  type: roofline\n  compute_efficiency: 0.6\n";
   const std::string fit = "fit:\n  form: roofline\n";
   EXPECT_EQ(read_calibration_file(write_temp("r1.yaml", before + fit)).revision, 1);
