@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -82,6 +84,13 @@ std::int64_t parse_datetime_ns(std::string_view text) {
   if (pos != text.size()) return fail();
   const std::int64_t secs =
       days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_min * 60;
+  // Nanoseconds since 1970 in 64 bits reach from 1677-09-21 to 2262-04-11.
+  constexpr std::int64_t kReach = std::numeric_limits<std::int64_t>::max() / kNsPerSec - 1;
+  if (secs < -kReach || secs > kReach) {
+    throw TraceLineError("TIMESTAMP", "'" + std::string(text) +
+                                          "' is too far from 1970 for nanoseconds in 64 bits "
+                                          "(about 1678 to 2262)");
+  }
   return secs * kNsPerSec + frac_ns;
 }
 

@@ -17,6 +17,10 @@ TEST(AzureTrace, ParsesDatetimes) {
   // datetime(2023, 11, 16, 18, 15, 46, 680590, tzinfo=utc).timestamp() in Python.
   EXPECT_EQ(parse_datetime_ns("2023-11-16 18:15:46.6805900"), 1'700'158'546'680'590'000);
   EXPECT_EQ(parse_datetime_ns("2024-02-29 12:00:00.000000001"), 1'709'208'000'000'000'001);
+  // Years beyond what 64-bit nanoseconds hold are refused, not wrapped (found by fuzzing).
+  EXPECT_EQ(parse_datetime_ns("2262-04-10 00:00:00"), 9'223'200'000'000'000'000);
+  EXPECT_THROW(parse_datetime_ns("9999-12-31 23:59:59"), TraceLineError);
+  EXPECT_THROW(parse_datetime_ns("1000-01-01 00:00:00"), TraceLineError);
   for (const char* bad : {"2023-11-16", "2023-13-01 00:00:00", "2023-11-16 18:15:46.", "yesterday",
                           "2023-11-16 18:15:46x"}) {
     EXPECT_THROW(parse_datetime_ns(bad), TraceLineError) << bad;

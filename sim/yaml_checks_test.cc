@@ -50,6 +50,17 @@ TEST(YamlChecks, OneDocumentPerFile) {
   EXPECT_NO_THROW(parse_yaml("", "empty.yaml"));
 }
 
+// yaml-cpp 0.7's LoadAll never returns on these (found by fuzzing): each is an error at once.
+TEST(YamlChecks, ACommaStartingADocumentIsAnErrorNotAnEndlessLoop) {
+  for (const char* text : {",", " ,\n", "# c\n,", "---\n,", "!!str ,", "&a ,", ", a"}) {
+    EXPECT_NE(error_of(text).find("invalid YAML: a ',' outside a flow list or map"),
+              std::string::npos)
+        << text << ": " << error_of(text);
+  }
+  EXPECT_NE(error_of("a: 1\n---\n,").find("f.yaml:3: invalid YAML: a ','"), std::string::npos)
+      << error_of("a: 1\n---\n,");
+}
+
 TEST(YamlChecks, AliasesThatExpandExponentiallyAreRefused) {
   // Nine levels of ten aliases each: a billion values from ten lines.
   std::string text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
