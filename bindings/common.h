@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <future>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>

@@ -82,15 +82,18 @@ class PyRoutingPolicy : public RoutingPolicy {
   }
 
   void on_dispatched(const Request& request, int pod) override {
-    if (hooks_.on_dispatched) call_python(calls_, [&] { call_hook("on_dispatched", request, pod); });
+    if (!hooks_.on_dispatched) return;
+    call_python(calls_, [&] { call_hook("on_dispatched", request, pod); });
   }
 
   void on_first_token(const Request& request, int pod) override {
-    if (hooks_.on_first_token) call_python(calls_, [&] { call_hook("on_first_token", request, pod); });
+    if (!hooks_.on_first_token) return;
+    call_python(calls_, [&] { call_hook("on_first_token", request, pod); });
   }
 
   void on_finished(const Request& request, int pod) override {
-    if (hooks_.on_finished) call_python(calls_, [&] { call_hook("on_finished", request, pod); });
+    if (!hooks_.on_finished) return;
+    call_python(calls_, [&] { call_hook("on_finished", request, pod); });
   }
 
   // The pool index from Python's pool_for(); None means any pool.

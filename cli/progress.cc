@@ -59,7 +59,8 @@ void StderrProgress::print(double elapsed_s) {
   double work = static_cast<double>(done_);
   if (fractions_known_ && done_ < total_) {
     work = std::accumulate(fractions_.begin(), fractions_.end(), 0.0);
-    line += fmt::format(", {:.0f}% simulated", std::floor(100.0 * work / static_cast<double>(total_)));
+    line +=
+        fmt::format(", {:.0f}% simulated", std::floor(100.0 * work / static_cast<double>(total_)));
   }
   line += fmt::format(", {:.0f} s", std::floor(elapsed_s));
   if (done_ < total_ && work > 0) {

@@ -107,10 +107,12 @@ void require_one_document(const std::string& text, const std::string& label) {
   const YAML::Mark& second = starts.first_nodes[1];
   const std::string where = label + ":" + std::to_string(second.line + 1);
   if (third && starts.first_nodes.size() > 2 && starts.first_nodes[2].pos == second.pos) {
-    throw ScenarioError(where + ": invalid YAML: a ',' outside a flow list or map ([...] or {...})");
+    throw ScenarioError(where +
+                        ": invalid YAML: a ',' outside a flow list or map ([...] or {...})");
   }
-  throw ScenarioError(where + ": a second YAML document; expected one document (no '---' after "
-                              "the first)");
+  throw ScenarioError(where +
+                      ": a second YAML document; expected one document (no '---' after "
+                      "the first)");
 }
 
 }  // namespace

@@ -95,9 +95,10 @@ TEST(InputLimits, RefusalsMadeWhenAnArmRunsNameTheFile) {
   EXPECT_EQ(e,
             "bad.yaml:4: workload: open_loop needs max_requests or duration_s (with both 0 "
             "it never ends)");
-  // A field checked when the workload is built gets its own line (none when it came by --set).
+  // A field checked when the workload is built gets its own line (its --set when it came by one).
   e = error_of(open_loop, {"workload.duration_s=10", "workload.rate_schedule=oops"});
-  EXPECT_EQ(e.rfind("bad.yaml: --set workload.rate_schedule: 'oops' is not time_s:rate", 0), 0u) << e;
+  EXPECT_EQ(e.rfind("bad.yaml: --set workload.rate_schedule: 'oops' is not time_s:rate", 0), 0u)
+      << e;
   std::string scheduled = open_loop;
   scheduled.replace(scheduled.find("  rate: 2\n"), 10, "  rate: 2\n  rate_schedule: oops\n");
   e = error_of(scheduled, {"workload.duration_s=10"});

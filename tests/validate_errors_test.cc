@@ -156,15 +156,19 @@ TEST_F(ValidateErrors, SweepPointsMustMatchTheGrid) {
 }
 
 TEST_F(ValidateErrors, ScenarioErrorsNameTheCheck) {
-  expect_error("checks:\n  - {scenario: -1.0, figures: [{arm: a, metric: completed, measured: 1, abs: 0}]}\n", "2: checks.0.scenario: -1.0",
-               "cannot open the scenario file");
+  expect_error(
+      "checks:\n  - {scenario: -1.0, figures: [{arm: a, metric: completed, measured: 1, abs: "
+      "0}]}\n",
+      "2: checks.0.scenario: -1.0", "cannot open the scenario file");
   expect_error("checks:\n  - {scenario: [a], figures: []}\n", "2: checks.0.scenario",
                "expected the path of a scenario file");
   // The scenario's own error, with its file and line, once, after the check that named it.
   const std::string bad = write_file(
       dir_ / "bad.yaml", testing::small_scenario_yaml("round_robin") + "sim: {horizon_s: -1}\n");
-  const std::string msg = expect_error("checks:\n  - scenario: " + bad + "\n    figures: [{arm: a, metric: completed, measured: 1, abs: 0}]\n",
-                                       "2: checks.0.scenario: " + bad + ":", "sim.horizon_s");
+  const std::string msg =
+      expect_error("checks:\n  - scenario: " + bad +
+                       "\n    figures: [{arm: a, metric: completed, measured: 1, abs: 0}]\n",
+                   "2: checks.0.scenario: " + bad + ":", "sim.horizon_s");
   EXPECT_EQ(count_of(msg, "checks.0.scenario"), 1u) << msg;
 }
 

@@ -138,9 +138,8 @@ TEST(Parallel, OnlyTheOutermostBatchsSimulationsReportHowFarTheyCame) {
   }
   report_simulated_fraction(0.5);  // no batch runs this thread's simulation: nobody hears it
   using Advance = std::pair<std::size_t, double>;
-  EXPECT_THAT(observer.advances,
-              ::testing::ElementsAre(Advance{0, 0.25}, Advance{0, 1.0}, Advance{1, 0.5},
-                                     Advance{1, 1.0}));
+  EXPECT_THAT(observer.advances, ::testing::ElementsAre(Advance{0, 0.25}, Advance{0, 1.0},
+                                                        Advance{1, 0.5}, Advance{1, 1.0}));
 }
 
 TEST(Parallel, ARunNobodyStopsIsUntouched) {

@@ -392,8 +392,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   // Requests the horizon cut get their count only where there are some.
   const bool cut = std::any_of(r.arms.begin(), r.arms.end(),
                                [](const ArmResult& a) { return a.summary.unfinished > 0; });
-  os << std::setw(label_w)
-     << (cut ? "completed/failed/unfinished" : "requests (completed/failed)");
+  os << std::setw(label_w) << (cut ? "completed/failed/unfinished" : "requests (completed/failed)");
   for (const auto& a : r.arms) {
     os << std::setw(cell_w)
        << std::to_string(a.summary.completed) + "/" + std::to_string(a.summary.failed) +
@@ -563,18 +562,18 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
 
 void write_summary_csv(std::ostream& os, const RunResult& r) {
   const bool goodput = has_goodput(r);
-  os << "arm,policy,requests,completed,failed,unfinished,prefix_cache_reuse,ttft_p50_ms,ttft_p95_ms,"
-        "warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,throughput_req_s,"
-        "output_tokens_per_s"
+  os << "arm,policy,requests,completed,failed,unfinished,prefix_cache_reuse,ttft_p50_ms,"
+        "ttft_p95_ms,warm_ttft_p50_ms,warm_ttft_p95_ms,warm_e2e_p50_ms,tpot_p50_ms,"
+        "throughput_req_s,output_tokens_per_s"
      << (goodput ? ",slo_attainment,goodput_req_s" : "") << "\n";
   for (const auto& a : r.arms) {
     const ArmSummary& s = a.summary;
     os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed
-       << "," << s.failed << "," << s.unfinished << "," << rounded(s.prefix_cache_reuse) << "," << rounded(s.ttft_ms.p50)
-       << "," << rounded(s.ttft_ms.p95) << "," << rounded(s.warm_ttft_ms.p50) << ","
-       << rounded(s.warm_ttft_ms.p95) << "," << rounded(s.warm_e2e_ms.p50) << ","
-       << rounded(s.tpot_ms.p50) << "," << rounded(s.throughput_req_s) << ","
-       << rounded(s.output_tokens_per_s);
+       << "," << s.failed << "," << s.unfinished << "," << rounded(s.prefix_cache_reuse) << ","
+       << rounded(s.ttft_ms.p50) << "," << rounded(s.ttft_ms.p95) << ","
+       << rounded(s.warm_ttft_ms.p50) << "," << rounded(s.warm_ttft_ms.p95) << ","
+       << rounded(s.warm_e2e_ms.p50) << "," << rounded(s.tpot_ms.p50) << ","
+       << rounded(s.throughput_req_s) << "," << rounded(s.output_tokens_per_s);
     if (goodput) {
       os << "," << rounded(s.goodput->attainment) << "," << rounded(s.goodput->goodput_req_s);
     }
