@@ -56,9 +56,10 @@ class ConcurrencyStreams : public Workload {
     }
   }
 
-  std::optional<double> expected_requests(double) const override {
-    return max_requests_ > 0 ? std::optional<double>(static_cast<double>(max_requests_))
-                             : std::nullopt;
+  // The cap, when there is one and no horizon (how many a horizon leaves depends on the run).
+  std::optional<double> expected_requests(double horizon_s) const override {
+    if (max_requests_ == 0 || horizon_s > 0) return std::nullopt;
+    return static_cast<double>(max_requests_);
   }
 
   void on_complete(const Request& r, Outcome) override {

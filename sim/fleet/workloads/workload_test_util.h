@@ -55,6 +55,7 @@ class WorkloadHarness {
   }
   const std::vector<Request>& sent() const { return sent_; }
   int max_in_flight() const { return max_in_flight_; }
+  const Workload& workload() const { return *workload_; }
 
  private:
   EventLoop loop_;

@@ -52,6 +52,20 @@ TEST(OpenLoop, StopsAtMaxRequestsOrDuration) {
   EXPECT_EQ(sent.back().arrival, 9500 * kNsPerMs);
 }
 
+// The up-front estimate behind the run-size check and --progress: a count, a rate over the
+// duration or the horizon, and nothing where a horizon leaves a run-dependent share.
+TEST(ExpectedRequests, CountsAndRatesAsTheRunWillSendThem) {
+  const WorkloadHarness capped("open_loop", "{rate: 20, max_requests: 50}");
+  EXPECT_EQ(capped.workload().expected_requests(0), 50.0);
+  const WorkloadHarness timed("open_loop",
+                              "{arrival: constant, rate: 2, max_requests: 0, duration_s: 10}");
+  EXPECT_NEAR(timed.workload().expected_requests(0).value_or(-1), 20.0, 1e-9);
+  EXPECT_NEAR(timed.workload().expected_requests(5).value_or(-1), 10.0, 1e-9);
+  const WorkloadHarness chat("multi_turn_chat", "{conversations: 7, turns: 3}");
+  EXPECT_EQ(chat.workload().expected_requests(0), 21.0);
+  EXPECT_EQ(chat.workload().expected_requests(60), std::nullopt);
+}
+
 TEST(OpenLoop, LengthsTagsAndUniqueContent) {
   WorkloadHarness h("open_loop",
                     "{rate: 50, max_requests: 400, prompt_tokens: {dist: uniform, low: 100, high: "
