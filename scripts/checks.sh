@@ -10,19 +10,7 @@ cd "$(dirname "$0")/.."
 # clang and its runtimes (ASan, UBSan, TSan, libFuzzer) beside what scripts/dev.sh installs.
 PACKAGES=(clang libclang-rt-dev)
 
-install_missing() {
-  local missing=()
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "installing: ${missing[*]}" >&2
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-  fi
-}
+source scripts/install_missing.sh
 
 configure() {
   cmake --preset "$1" -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
@@ -119,7 +107,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   asan | tsan | fuzz)
-    install_missing
+    install_missing "${PACKAGES[@]}"
     "$cmd" "$@"
     ;;
   *)

@@ -16,19 +16,7 @@ PACKAGES=(
   python3-nbformat python3-nbclient python3-ipykernel
 )
 
-install_missing() {
-  local missing=()
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "installing: ${missing[*]}" >&2
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-  fi
-}
+source scripts/install_missing.sh
 
 build() {
   cmake --preset release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
@@ -39,12 +27,12 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   run)
-    install_missing
+    install_missing "${PACKAGES[@]}"
     build >&2
     exec ./build/release/cli/fleetsim run scenarios/loxilb-3pod-long.yaml "$@"
     ;;
   test)
-    install_missing
+    install_missing "${PACKAGES[@]}"
     build
     # The tests replay the public traces and profiles of the project's shared/ folder, beside
     # this checkout unless -DFLEETSIM_SHARED_DIR says otherwise: say so rather than fail 24 tests.
