@@ -56,10 +56,10 @@ struct YamlWhere {
   // The paths --set overrides wrote (PATH of each PATH=VALUE): a value with no line under one
   // of them is named as the override's, not the file's.
   std::shared_ptr<const std::vector<std::string>> overridden = {};
-  std::string at(const YAML::Node& node) const;     // "file:line: path"
+  std::string at(const YAML::Node& node) const;  // "file:line: path"
   // "file:line"; of a value an override wrote, "file: --set"; else `unmarked` or "file".
   std::string place(const YAML::Node& node) const;
-  YamlWhere child(const std::string& key) const;    // path + "." + key
+  YamlWhere child(const std::string& key) const;  // path + "." + key
 };
 
 // "place: what", or "file: --set what" for the place of a value an override wrote.
