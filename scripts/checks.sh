@@ -71,7 +71,7 @@ shared_dir() { sed -n 's/^FLEETSIM_SHARED_DIR:PATH=//p' build/asan-ubsan/CMakeCa
 fuzz() {
   local seconds=${1:-20}
   configure asan-ubsan
-  cmake --build --preset asan-ubsan -j "$(nproc)"
+  cmake --build --preset asan-ubsan -j "$(nproc)" --target fuzz_targets
   local shared corpus=build/asan-ubsan/fuzz-corpus
   shared=$(shared_dir)
   seed scenario_fuzz $corpus/scenario_fuzz scenarios/*.yaml bench/scenarios/*.yaml \
