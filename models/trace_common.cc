@@ -24,15 +24,15 @@ std::string resolve_data_path(const std::string& path) {
   if (path.empty()) throw TraceError("trace file: no path given (set the workload's 'file')");
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return path;
-  const char* dir = std::getenv("FLEETSIM_DATA_DIR");
-  if (!fs::path(path).is_absolute() && dir != nullptr && *dir != '\0') {
-    const fs::path p = fs::path(dir) / path;
+  const std::string data = data_folder();
+  if (!fs::path(path).is_absolute() && !data.empty()) {
+    const fs::path p = fs::path(data) / path;
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   throw TraceError(path + ": cannot open the trace file (looked in the current directory " +
                    fs::current_path(ec).string() +
-                   (dir != nullptr ? std::string(" and FLEETSIM_DATA_DIR=") + dir
-                                   : std::string("; FLEETSIM_DATA_DIR is not set")) +
+                   (data.empty() ? std::string("; no data folder: FLEETSIM_DATA_DIR is not set")
+                                 : " and the data folder " + data) +
                    ")");
 }
 

@@ -68,7 +68,8 @@ class TraceLineError : public std::runtime_error {
 };
 
 // The file a relative path names: as given (relative to the current directory) when it exists,
-// else under $FLEETSIM_DATA_DIR. Throws TraceError naming the path and where it looked.
+// else under the data folder (data_folder()). Throws TraceError naming the path and where it
+// looked. A scenario resolves its paths when loaded (input_file_path); this serves the rest.
 std::string resolve_data_path(const std::string& path);
 
 // Calls `parse(line_number, text)` for every non-blank line of `path` (line numbers from 1;

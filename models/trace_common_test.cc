@@ -90,12 +90,8 @@ TEST(DataPath, CurrentDirectoryThenDataDir) {
                       0),
             0u)
       << msg;
-  EXPECT_NE(msg.find("and FLEETSIM_DATA_DIR=" + dir), std::string::npos) << msg;
+  EXPECT_NE(msg.find("and the data folder " + dir + ")"), std::string::npos) << msg;
   ::unsetenv("FLEETSIM_DATA_DIR");
-  EXPECT_NE(testing::trace_error_of([] {
-              resolve_data_path("no/such/trace.jsonl");
-            }).find("FLEETSIM_DATA_DIR is not set"),
-            std::string::npos);
 }
 
 }  // namespace

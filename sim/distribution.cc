@@ -153,15 +153,8 @@ class Empirical : public Bounded {
     column_ = p.get_string("column");
     const YamlWhere fw = where.child("file");
     if (file.empty()) throw ScenarioError(fw.at(node) + ": missing; expected a CSV file path");
-    path_ = resolve(file);
-    if (path_.empty()) {
-      const char* dir = std::getenv("FLEETSIM_DATA_DIR");
-      throw ScenarioError(fw.at(node["file"]) + ": cannot open the CSV file '" + file +
-                          "' (looked in the current directory" +
-                          (dir ? std::string(" and FLEETSIM_DATA_DIR=") + dir
-                               : std::string("; FLEETSIM_DATA_DIR is not set")) +
-                          ")");
-    }
+    path_ = input_file_path(file, fw, node["file"], "CSV file",
+                            "expected a CSV file with a header row (docs/workloads.md)");
     load(node, where);
     mean_ = 0;
     for (double v : values_) mean_ += clamp(v);
@@ -182,20 +175,6 @@ class Empirical : public Bounded {
   }
 
  private:
-  // Relative paths: the current directory first, then $FLEETSIM_DATA_DIR (the scenario file's
-  // own directory is not known down here). Empty when neither holds the file.
-  static std::string resolve(const std::string& file) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_regular_file(file, ec)) return file;
-    if (fs::path(file).is_absolute()) return {};
-    if (const char* dir = std::getenv("FLEETSIM_DATA_DIR"); dir && *dir) {
-      const fs::path p = fs::path(dir) / file;
-      if (fs::is_regular_file(p, ec)) return p.string();
-    }
-    return {};
-  }
-
   static std::vector<std::string> split(const std::string& line) {
     std::vector<std::string> out;
     std::stringstream ss(line);
@@ -306,8 +285,9 @@ const std::map<std::string, Kind>& kinds() {
       {"empirical",
        {with_bounds(ParamSpec()
                         .text("file", "",
-                              "CSV file with a header row; a relative path is looked up in the "
-                              "current directory, then in $FLEETSIM_DATA_DIR")
+                              "CSV file with a header row; a relative path resolves against the "
+                              "scenario file's folder, then the data folder "
+                              "($FLEETSIM_DATA_DIR); given with --set, the current directory")
                         .text("column", "num_prefill_tokens",
                               "header name of the column whose values are drawn")),
         nullptr,

@@ -1,10 +1,16 @@
 #include "sim/input_files.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
+
+#include "sim/errors.h"
+#include "sim/params.h"
 
 namespace fleetsim {
 
@@ -88,6 +94,77 @@ bool getline_bounded(std::istream& in, std::string& line, std::size_t max, bool&
   }
   in.setstate(std::ios::eofbit);
   return any;
+}
+
+namespace {
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// The folder of the file `where` names; empty for text that came from no file ("<yaml>",
+// "<dict>" from Python), whose paths resolve against the current directory.
+fs::path naming_folder(const YamlWhere& where) {
+  if (where.file.empty() || where.file.front() == '<') return {};
+  return fs::path(where.file).parent_path();
+}
+
+std::string joined(const std::vector<std::string>& places) {
+  std::string out;
+  for (const auto& p : places) out += (out.empty() ? "" : ", then ") + p;
+  return out;
+}
+
+}  // namespace
+
+std::string data_folder() {
+  if (const char* dir = std::getenv("FLEETSIM_DATA_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+#ifdef FLEETSIM_DEFAULT_DATA_DIR
+  std::error_code ec;
+  const fs::path configured = fs::path(FLEETSIM_DEFAULT_DATA_DIR).lexically_normal();
+  if (fs::is_directory(configured, ec)) return configured.string();
+#endif
+  return {};
+}
+
+std::string input_file_path(const std::string& value, const YamlWhere& where,
+                            const YAML::Node& node, const std::string& what,
+                            const std::string& hint) {
+  if (value.empty()) throw ScenarioError(where.at(node) + ": expected the path of the " + what);
+  if (fs::path(value).is_absolute()) {
+    if (is_file(value)) return value;
+    throw ScenarioError(where.at(node) + ": cannot open the " + what + " '" + value + "'; " + hint);
+  }
+  std::vector<std::string> looked;
+  const bool typed_here = where.set_by_override(node);
+  const fs::path folder = typed_here ? fs::path() : naming_folder(where);
+  const fs::path beside = (folder / value).lexically_normal();
+  if (is_file(beside)) return beside.string();
+  looked.push_back(folder.empty() ? "the current directory" : folder.string() + "/");
+  if (!typed_here) {
+    const std::string data = data_folder();
+    if (!data.empty() && is_file(fs::path(data) / value)) {
+      return (fs::path(data) / value).lexically_normal().string();
+    }
+    looked.push_back(data.empty() ? "the data folder (FLEETSIM_DATA_DIR is not set)"
+                                  : "the data folder " + data + "/");
+  }
+  std::string message = where.at(node) + ": cannot open the " + what + " '" + value +
+                        "' (looked in " + joined(looked) + "); ";
+  if (!folder.empty() && is_file(value)) {
+    std::error_code ec;
+    const fs::path relative = fs::relative(fs::absolute(value, ec), fs::absolute(folder, ec), ec);
+    message +=
+        "it exists from the current directory, but a path inside a file resolves "
+        "against that file's folder: write '" +
+        relative.string() + "' (or give it with --set)";
+  } else {
+    message += hint;
+  }
+  throw ScenarioError(message);
 }
 
 }  // namespace fleetsim

@@ -2,6 +2,12 @@
 // file only (a FIFO would block forever, /dev/zero never ends), at most a bounded size, and text
 // without NUL or other control bytes, refused with the file's name and what was expected before
 // a parser sees them. FLEETSIM_MAX_INPUT_MIB raises the size limit of whole files.
+//
+// Where a file named inside an input file (a trace, a length distribution, a calibration, a
+// model's config.json, a validation check's scenario) is looked for. Like every config tool,
+// a relative path resolves against the folder of the file that names it, so a scenario runs the
+// same from any directory; then against the data folder (the public traces and profiles). A path
+// given with --set resolves against the current directory, where the user typed it.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +15,10 @@
 #include <optional>
 #include <string>
 #include <utility>
+
+namespace YAML {
+class Node;
+}
 
 namespace fleetsim {
 
@@ -43,5 +53,19 @@ std::string read_input_file(const std::string& path, const std::string& cannot_o
 // std::getline that stops at `max` bytes: false at end of input; sets `too_long` (and leaves
 // the rest of that line unread) when a line is longer.
 bool getline_bounded(std::istream& in, std::string& line, std::size_t max, bool& too_long);
+
+struct YamlWhere;
+
+// $FLEETSIM_DATA_DIR, else the data folder the build was configured with
+// (FLEETSIM_SHARED_DIR/data) when it exists; empty when neither.
+std::string data_folder();
+
+// The file `value` (the text of `node`, at `where`) names, as a path usable from the current
+// directory. Throws ScenarioError naming the field, `what` the file is, every place looked at,
+// and `hint`; when the file exists only from the current directory, the error says how to write
+// the path relative to the naming file.
+std::string input_file_path(const std::string& value, const YamlWhere& where,
+                            const YAML::Node& node, const std::string& what,
+                            const std::string& hint);
 
 }  // namespace fleetsim

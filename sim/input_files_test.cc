@@ -9,7 +9,10 @@
 #include <sstream>
 #include <string>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/errors.h"
+#include "sim/params.h"
 #include "sim/scratch_dir_test_util.h"
 
 namespace fleetsim {
@@ -84,6 +87,77 @@ TEST_F(InputFilesTest, GetlineBoundedStopsALongLine) {
   EXPECT_EQ(line, "last");
   EXPECT_TRUE(tail.eof());  // an unterminated last line
   EXPECT_FALSE(getline_bounded(tail, line, 10, too_long));
+}
+
+// Paths inside a file: beside it, then the data folder; a --set value from the current directory.
+class InputPathTest : public InputFilesTest {
+ protected:
+  void SetUp() override {
+    InputFilesTest::SetUp();
+    fs::create_directories(dir_ / "scenarios" / "data");
+    fs::create_directories(dir_ / "shared");
+    write("scenarios/data/t.jsonl", "{}\n");
+    write("shared/lengths.csv", "a\n1\n");
+    ::setenv("FLEETSIM_DATA_DIR", (dir_ / "shared").c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("FLEETSIM_DATA_DIR");
+    InputFilesTest::TearDown();
+  }
+  // The path `value`, written at line 1 of scenarios/s.yaml (or given with --set), resolves to.
+  std::string resolved(const std::string& value, bool with_set = false) const {
+    const YAML::Node node = with_set ? YAML::Node(value) : YAML::Load("'" + value + "'");
+    auto sets = std::make_shared<std::vector<std::string>>();
+    if (with_set) sets->push_back("workload.file");
+    const YamlWhere where{(dir_ / "scenarios" / "s.yaml").string(), "workload.file", "", sets};
+    return input_file_path(value, where, node, "trace file", "see docs/traces.md");
+  }
+};
+
+TEST_F(InputPathTest, ARelativePathResolvesBesideTheFileThatNamesIt) {
+  EXPECT_EQ(resolved("data/t.jsonl"), (dir_ / "scenarios/data/t.jsonl").string());
+}
+
+TEST_F(InputPathTest, ThenInTheDataFolder) {
+  EXPECT_EQ(resolved("lengths.csv"), (dir_ / "shared/lengths.csv").string());
+}
+
+TEST_F(InputPathTest, AnAbsolutePathIsTakenAsItIs) {
+  const std::string abs = (dir_ / "shared/lengths.csv").string();
+  EXPECT_EQ(resolved(abs), abs);
+}
+
+TEST_F(InputPathTest, APathGivenWithSetResolvesFromTheCurrentDirectory) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_ / "scenarios");
+  const std::string got = resolved("data/t.jsonl", true);
+  fs::current_path(before);
+  EXPECT_EQ(got, "data/t.jsonl");
+  EXPECT_THAT([&] { resolved("lengths.csv", true); },
+              ThrowsMessage<ScenarioError>(HasSubstr("(looked in the current directory); ")));
+}
+
+TEST_F(InputPathTest, AMissingFileNamesTheFieldAndEveryPlaceLooked) {
+  EXPECT_THAT([&] { resolved("none.jsonl"); },
+              ThrowsMessage<ScenarioError>(HasSubstr(
+                  "s.yaml:1: workload.file: cannot open the trace file 'none.jsonl' (looked in " +
+                  (dir_ / "scenarios").string() + "/, then the data folder " +
+                  (dir_ / "shared").string() + "/); see docs/traces.md")));
+}
+
+TEST_F(InputPathTest, APathFromTheCurrentDirectoryIsToldHowToBeWritten) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  std::string message;
+  try {
+    resolved("shared/lengths.csv");
+  } catch (const ScenarioError& e) {
+    message = e.what();
+  }
+  fs::current_path(before);
+  EXPECT_THAT(message, HasSubstr("it exists from the current directory, but a path inside a file "
+                                 "resolves against that file's folder: write "
+                                 "'../shared/lengths.csv'"));
 }
 
 }  // namespace

@@ -19,12 +19,13 @@ std::string YamlWhere::place(const YAML::Node& node) const {
     return loc + ":" + std::to_string(node.Mark().line + 1);
   }
   if (!unmarked.empty()) return unmarked;
-  if (node.IsDefined() && overridden) {
-    for (const std::string& p : *overridden) {
-      if (path == p || path.starts_with(p + ".")) return loc + ": --set";
-    }
-  }
-  return loc;
+  return set_by_override(node) ? loc + ": --set" : loc;
+}
+
+bool YamlWhere::set_by_override(const YAML::Node& node) const {
+  if (!node.IsDefined() || node.Mark().line >= 0 || !overridden) return false;
+  return std::any_of(overridden->begin(), overridden->end(),
+                     [&](const std::string& p) { return path == p || path.starts_with(p + "."); });
 }
 
 std::string located(const std::string& place, const std::string& what) {

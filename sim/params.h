@@ -59,6 +59,8 @@ struct YamlWhere {
   std::string at(const YAML::Node& node) const;  // "file:line: path"
   // "file:line"; of a value an override wrote, "file: --set"; else `unmarked` or "file".
   std::string place(const YAML::Node& node) const;
+  // Whether `node` (with no line) is a value an override wrote.
+  bool set_by_override(const YAML::Node& node) const;
   YamlWhere child(const std::string& key) const;  // path + "." + key
 };
 

@@ -194,29 +194,6 @@ std::string scalar_text(const YAML::Node& node, const YamlWhere& where,
   return node.Scalar();
 }
 
-std::string file_beside_scenario(const std::string& value, const YamlWhere& where,
-                                 const YAML::Node& node, const std::string& what,
-                                 const std::string& hint) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir = fs::path(where.file).parent_path();
-  const bool absolute = fs::path(value).is_absolute();
-  std::vector<std::string> tried;
-  if (!absolute) {
-    const fs::path beside = dir / value;
-    if (fs::is_regular_file(beside, ec)) return beside.lexically_normal().string();
-    tried.push_back(beside.string());
-  }
-  if (absolute || !dir.empty()) {
-    if (fs::is_regular_file(value, ec)) return value;
-    tried.push_back(value);
-  }
-  std::string looked;
-  for (const auto& t : tried) looked += (looked.empty() ? "" : " and ") + t;
-  throw ScenarioError(where.at(node) + ": cannot open the " + what + " '" + value +
-                      "' (looked for " + looked + "); " + hint);
-}
-
 std::string flow_text(const YAML::Node& node) {
   YAML::Node copy = YAML::Clone(node);
   copy.SetStyle(YAML::EmitterStyle::Flow);

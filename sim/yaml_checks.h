@@ -41,11 +41,4 @@ void check_keys(const YAML::Node& node, const YamlWhere& where,
 std::string scalar_text(const YAML::Node& node, const YamlWhere& where,
                         const std::string& expected);
 
-// The file a scenario field (`node`, at `where`) names: beside the scenario file, else (a path
-// given with --set) from the current directory; an absolute path as it is. When there is none,
-// the error names the field, `what` the file is, the places looked at and `hint`.
-std::string file_beside_scenario(const std::string& value, const YamlWhere& where,
-                                 const YAML::Node& node, const std::string& what,
-                                 const std::string& hint);
-
 }  // namespace fleetsim

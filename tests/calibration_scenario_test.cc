@@ -132,14 +132,14 @@ TEST(CalibrationScenario, MissingOrBadFilesNameTheScenarioFieldAndTheFile) {
   std::string e = load_error(path);
   EXPECT_NE(e.find(path +
                    ":6: fleet.cost_model.calibration: cannot open the calibration file "
-                   "'nope.yaml' (looked for " +
-                   (dir / "nope.yaml").string()),
+                   "'nope.yaml' (looked in " +
+                   dir.string() + "/"),
             std::string::npos)
       << e;
   EXPECT_NE(e.find("fleetsim calibrate"), std::string::npos) << e;
 
   std::ofstream(dir / "broken.yaml") << "cost_model:\n  type: roofline\n  step_overhead_ms: -1\n";
-  e = load_error(path, {"fleet.cost_model.calibration=broken.yaml"});
+  e = load_error(path, {"fleet.cost_model.calibration=" + (dir / "broken.yaml").string()});
   EXPECT_NE(e.find("fleet.cost_model.calibration: " + (dir / "broken.yaml").string() +
                    ":3: cost_model.step_overhead_ms: expected float in [0, 1e+12], got '-1'"),
             std::string::npos)

@@ -435,7 +435,7 @@ TEST(Scenario, AMissingTraceFileIsRefusedAtLoadNamingItsField) {
     ADD_FAILURE() << "accepted";
   } catch (const TraceError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(
-                  "bad.yaml:5: workload.file: no/such.jsonl: cannot open the trace file", 0),
+                  "bad.yaml:5: workload.file: cannot open the trace file 'no/such.jsonl'", 0),
               0u)
         << e.what();
   }

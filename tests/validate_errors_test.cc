@@ -159,7 +159,7 @@ TEST_F(ValidateErrors, ScenarioErrorsNameTheCheck) {
   expect_error(
       "checks:\n  - {scenario: -1.0, figures: [{arm: a, metric: completed, measured: 1, abs: "
       "0}]}\n",
-      "2: checks.0.scenario: -1.0", "cannot open the scenario file");
+      "2: checks.0.scenario", "cannot open the scenario file '-1.0'");
   expect_error("checks:\n  - {scenario: [a], figures: []}\n", "2: checks.0.scenario",
                "expected the path of a scenario file");
   // The scenario's own error, with its file and line, once, after the check that named it.

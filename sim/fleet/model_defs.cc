@@ -7,6 +7,7 @@
 #include "sim/errors.h"
 #include "sim/fleet/definitions.h"
 #include "sim/fleet/hf_config.h"
+#include "sim/input_files.h"
 #include "sim/yaml_checks.h"
 
 namespace fleetsim {
@@ -209,9 +210,9 @@ LlmSpec parse_one(const YAML::Node& n, const YamlWhere& w) {
   const YAML::Node file = n.IsMap() ? n["hf_config"] : YAML::Node();
   if (!file.IsDefined() || file.IsNull()) return parse_fields(n, w);
   const YamlWhere fw = w.child("hf_config");
-  const std::string path = file_beside_scenario(
-      scalar_text(file, fw, "the path of a Hugging Face config.json"), fw, file,
-      "Hugging Face config.json", "download it with the checkpoint (config.json)");
+  const std::string path =
+      input_file_path(scalar_text(file, fw, "the path of a Hugging Face config.json"), fw, file,
+                      "Hugging Face config.json", "download it with the checkpoint (config.json)");
   YAML::Node merged;
   try {
     merged = hf_config_fields(path, n["weight_dtype"].IsDefined());

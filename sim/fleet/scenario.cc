@@ -190,8 +190,8 @@ Params resolve_cost_model(const YAML::Node& n, const YamlWhere& w, const Params&
   CalibrationFile file;
   try {
     file = read_calibration_file(
-        file_beside_scenario(value, cw, cal, "calibration file",
-                             "write one with `fleetsim calibrate MEASUREMENTS.csv --out FILE`"),
+        input_file_path(value, cw, cal, "calibration file",
+                        "write one with `fleetsim calibrate MEASUREMENTS.csv --out FILE`"),
         base);
   } catch (const ScenarioError& e) {
     const std::string what = e.what();
@@ -595,9 +595,11 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
       throw TraceError(ww.at(wl) + ": missing field 'file' (the trace file to replay)");
     }
     try {
-      resolve_data_path(s.workload.get_string("file"));
-    } catch (const TraceError& e) {
-      throw TraceError(ww.child("file").at(wl["file"]) + ": " + e.what());
+      s.workload.set(
+          "file", input_file_path(s.workload.get_string("file"), ww.child("file"), wl["file"],
+                                  "trace file", "expected a trace of a format in docs/traces.md"));
+    } catch (const ScenarioError& e) {
+      throw TraceError(e.what());
     }
   }
 

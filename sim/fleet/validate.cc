@@ -16,6 +16,7 @@
 #include "sim/fleet/parallel.h"
 #include "sim/fleet/report.h"
 #include "sim/fleet/sweep.h"
+#include "sim/input_files.h"
 #include "sim/params.h"
 #include "sim/stop.h"
 #include "sim/yaml_checks.h"
@@ -163,11 +164,9 @@ Check read_check(const YAML::Node& node, const YamlWhere& where) {
   const std::string target = c.sweep ? "sweep" : "scenario";
   c.target_where = where.child(target);
   c.target_node = node[target];
-  c.path = scalar_text(c.target_node, c.target_where, "the path of a scenario file");
-  if (c.path.empty()) {
-    throw ScenarioError(c.target_where.at(c.target_node) +
-                        ": expected the path of a scenario file");
-  }
+  c.path = input_file_path(
+      scalar_text(c.target_node, c.target_where, "the path of a scenario file"), c.target_where,
+      c.target_node, "scenario file", "expected a scenario YAML file (docs/scenarios.md)");
   const YamlWhere sw = where.child("set");
   const std::vector<YAML::Node> sets =
       list_of(node["set"], sw, "overrides PATH=VALUE, e.g. [fleet.pods=2]");

@@ -12,7 +12,7 @@ const WorkloadRegistrar kRegistrar(
     "azure_trace",
     "replay an Azure LLM inference CSV trace (TIMESTAMP, ContextTokens, GeneratedTokens)",
     trace_replay_spec("Azure CSV trace, e.g. "
-                      "../shared/data/azure2023/AzureLLMInferenceTrace_conv.csv"),
+                      "azure2023/AzureLLMInferenceTrace_conv.csv (in the data folder)"),
     [](const Params& p, const WorkloadContext& ctx) -> std::unique_ptr<Workload> {
       TraceReadOptions o;
       set_read_options(o, p);

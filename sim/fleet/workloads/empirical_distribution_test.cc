@@ -1,6 +1,8 @@
 // The `empirical` length distribution (sim/distribution.cc): draws a column of a CSV file.
 #include <gtest/gtest.h>
+
 #include <yaml-cpp/yaml.h>
+#include <filesystem>
 
 #include <cstdlib>
 #include <fstream>
@@ -72,7 +74,9 @@ TEST(Empirical, ShareGptPromptLengths) {
 TEST(Empirical, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(error_of("{dist: empirical, file: no/such.csv}"),
             "s.yaml:1: workload.prompt_tokens.file: cannot open the CSV file 'no/such.csv' "
-            "(looked in the current directory; FLEETSIM_DATA_DIR is not set)");
+            "(looked in the current directory, then the data folder " +
+                (std::filesystem::path(FLEETSIM_SHARED_DIR) / "data").lexically_normal().string() +
+                "/); expected a CSV file with a header row (docs/workloads.md)");
   const std::string path = write_temp("bad.csv", "a,b\n1,10\n2,x\n");
   EXPECT_EQ(
       error_of("{dist: empirical, file: '" + path + "', column: c}"),

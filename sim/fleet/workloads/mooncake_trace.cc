@@ -12,7 +12,7 @@ namespace {
 ParamSpec mooncake_spec() {
   ParamSpec spec = trace_replay_spec(
       "Mooncake JSONL trace {timestamp, input_length, output_length, hash_ids}, e.g. "
-      "../shared/data/mooncake/synthetic_trace.jsonl");
+      "mooncake/synthetic_trace.jsonl (in the data folder)");
   spec.integer("block_tokens", 512, "tokens each hash id stands for (Mooncake's block size)", 1,
                1 << 20);
   return spec;

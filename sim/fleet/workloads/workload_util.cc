@@ -330,8 +330,9 @@ ParamSpec trace_replay_spec(const std::string& file_help) {
   ParamSpec spec;
   spec.text("file", "",
             file_help +
-                "; a relative path is looked up in the current directory, then in "
-                "$FLEETSIM_DATA_DIR")
+                "; a relative path resolves against the scenario file's folder, then the data "
+                "folder ($FLEETSIM_DATA_DIR, by default shared/data); given with --set, against "
+                "the current directory")
       .real("time_scale", 1.0,
             "multiply the trace's time offsets by this (0.5 = twice as fast, 2 = half the rate)",
             1e-9)
