@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/campaign_cmd.h"
+#include "cli/completion.h"
 #include "cli/interrupt.h"
 #include "cli/option_checks.h"
 #include "cli/plan_cmd.h"
@@ -360,6 +361,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fleetsim: a discrete-event simulator of LLM inference fleets"};
   app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --help shows every default
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level on stderr")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -552,6 +554,13 @@ int main(int argc, char** argv) {
       "policy, workload, fault kind, server, cost_model, slo, model, gpu, campaign, "
       "autoscaling or faults");
 
+  std::string shell;
+  CLI::App* completion_cmd = app.add_subcommand(
+      "completion", "print a shell completion script (cmake --install installs bash's)");
+  completion_cmd->add_option("shell", shell, "the shell")
+      ->required()
+      ->check(CLI::IsMember({"bash"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -616,6 +625,7 @@ int main(int argc, char** argv) {
     }
     if (*list_cmd) code = cmd_list(list_what);
     if (*describe_cmd) code = cmd_describe(describe_name);
+    if (*completion_cmd) std::cout << cli::bash_completion(app);
   } catch (const StoppedError& e) {
     if (const int signal = cli::interrupting_signal(); signal != 0) {
       std::cerr << "interrupted (" << (signal == SIGINT ? "SIGINT" : "SIGTERM")

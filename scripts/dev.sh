@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 # Debian 12 packages the build, the tests and the Python side need.
 PACKAGES=(
-  cmake g++ ninja-build ccache pkg-config
+  cmake g++ ninja-build ccache pkg-config bash-completion
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev robin-map-dev
   pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest
@@ -18,9 +18,10 @@ PACKAGES=(
 
 source scripts/install_missing.sh
 
+# build [TARGET]: everything (the tests and benchmarks too), or only TARGET and what it needs.
 build() {
   cmake --preset release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-  cmake --build --preset release -j "$(nproc)"
+  cmake --build --preset release -j "$(nproc)" ${1:+--target "$1"}
 }
 
 cmd=${1:-}
@@ -28,7 +29,7 @@ shift || true
 case "$cmd" in
   run)
     install_missing "${PACKAGES[@]}"
-    build >&2
+    build fleetsim >&2  # the CLI alone: the first table comes before the tests are compiled
     exec ./build/release/cli/fleetsim run scenarios/loxilb-3pod-long.yaml "$@"
     ;;
   test)
