@@ -3,6 +3,7 @@
 #   scripts/checks.sh asan            the C++ tests under AddressSanitizer + UBSan (clang)
 #   scripts/checks.sh tsan            the tests that run simulations on several threads, under TSan
 #   scripts/checks.sh fuzz [SECONDS]  each libFuzzer target for SECONDS (default 20), from seeds
+#   scripts/checks.sh install         the two ways to install, into temporary folders, used from /
 # A sanitizer report, a failing test or a fuzzer crash exits non-zero. docs/testing.md says more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +104,26 @@ fuzz() {
   echo "fuzz: $total executions in all" >&2
 }
 
+# What a user gets from each install, used from / as a user would: `cmake --install` of the
+# release tree (scripts/dev.sh test built it) into a prefix, and `pip install .` into a virtual
+# environment over Debian's packages (pip builds with that same tree).
+install() {
+  local tmp
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  cmake --install build/release --prefix "$tmp/prefix" >/dev/null
+  local site=("$tmp"/prefix/lib/python3*/site-packages)
+  (cd / && "$tmp/prefix/bin/fleetsim" --version)
+  test -s "$tmp/prefix/share/bash-completion/completions/fleetsim"
+  (cd / && PYTHONPATH="${site[0]}" /usr/bin/python3 -c "import fleetsim; print(len(fleetsim.gpus()), 'GPUs')")
+  /usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+  FLEETSIM_CMAKE_BUILD_DIR=build/release "$tmp/venv/bin/pip" install --quiet --no-build-isolation \
+    --no-index .
+  (cd / && "$tmp/venv/bin/fleetsim" --version)
+  (cd / && "$tmp/venv/bin/python" -c "import fleetsim; print(fleetsim.__file__)") | grep -q "$tmp/venv"
+  echo "install: cmake --install and pip install . both give fleetsim and import fleetsim" >&2
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -110,8 +131,12 @@ case "$cmd" in
     install_missing "${PACKAGES[@]}"
     "$cmd" "$@"
     ;;
+  install)
+    install_missing python3-venv python3-pip python3-setuptools python3-wheel
+    install
+    ;;
   *)
-    echo "usage: scripts/checks.sh asan | tsan | fuzz [SECONDS]" >&2
+    echo "usage: scripts/checks.sh asan | tsan | fuzz [SECONDS] | install" >&2
     exit 2
     ;;
 esac
