@@ -62,3 +62,15 @@ def test_the_stubs_cover_the_module():
 def test_the_package_exports():
     for name in fleetsim.__all__:
         assert hasattr(fleetsim, name), name
+
+
+def test_every_public_function_shows_its_parameters_to_inspect():
+    for name in fleetsim.__all__:
+        obj = getattr(fleetsim, name)
+        if not inspect.isfunction(obj):
+            continue
+        params = inspect.signature(obj).parameters
+        assert all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()), name
+    run = inspect.signature(fleetsim.run)
+    assert list(run.parameters)[:2] == ["scenario", "threads"]
+    assert run.parameters["threads"].default == 0
