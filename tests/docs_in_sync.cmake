@@ -19,7 +19,8 @@
 #    scenarios/pipeline-deepseek-v3.yaml, and
 #    docs/calibration.md's fitted form of the example steps and its fit to the example figures
 #    (each block with its command);
-#  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes.
+#  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes, and README.md's
+#    table by GPU must equal its table.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
 function(normalise text out)
   string(REGEX REPLACE "[ ]+\n" "\n" text "${text}")
@@ -117,4 +118,24 @@ file(READ ${WORK}/fidelity.md fresh)
 file(READ ${ROOT}/docs/fidelity.md committed)
 if(NOT fresh STREQUAL committed)
   message(FATAL_ERROR "docs/fidelity.md is stale: run scripts/regen-fidelity.sh")
+endif()
+
+# README.md's "How far to trust it" quotes the report's table by GPU.
+function(gpu_table text out)
+  string(FIND "${text}" "| GPU | inside" start)
+  if(start EQUAL -1)
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  string(SUBSTRING "${text}" ${start} -1 rest)
+  string(FIND "${rest}" "\n\n" end)
+  string(SUBSTRING "${rest}" 0 ${end} table)
+  set(${out} "${table}" PARENT_SCOPE)
+endfunction()
+file(READ ${ROOT}/README.md readme)
+gpu_table("${readme}" quoted)
+gpu_table("${fresh}" generated)
+if(quoted STREQUAL "" OR NOT quoted STREQUAL generated)
+  message(FATAL_ERROR "README.md's table by GPU differs from docs/fidelity.md's; paste it:\n"
+                      "${generated}")
 endif()
