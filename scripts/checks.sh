@@ -4,6 +4,8 @@
 #   scripts/checks.sh tsan            the tests that run simulations on several threads, under TSan
 #   scripts/checks.sh fuzz [SECONDS]  each libFuzzer target for SECONDS (default 20), from seeds
 #   scripts/checks.sh install         the two ways to install, into temporary folders, used from /
+#   scripts/checks.sh lint            formatting (clang-format), shell scripts (shellcheck), Python
+#                                     (pyflakes): every tracked file
 # A sanitizer report, a failing test or a fuzzer crash exits non-zero. docs/testing.md says more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -124,6 +126,21 @@ install() {
   echo "install: cmake --install and pip install . both give fleetsim and import fleetsim" >&2
 }
 
+# Every tracked file as the house style has it: C++ as .clang-format formats it (a diff fails;
+# `git clang-format` fixes it), shell scripts without shellcheck warnings, Python without
+# pyflakes' (unused imports and names, undefined names).
+lint() {
+  local failed=0
+  git ls-files -z '*.cc' '*.h' | xargs -0 clang-format --dry-run --Werror || failed=1
+  git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
+  git ls-files -z '*.py' | xargs -0 /usr/bin/python3 -m pyflakes || failed=1
+  if ((failed)); then
+    echo "lint: the files above break the house style" >&2
+    return 1
+  fi
+  echo "lint: every C++ file formatted, shell scripts and Python clean" >&2
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -135,8 +152,12 @@ case "$cmd" in
     install_missing python3-venv python3-pip python3-setuptools python3-wheel
     install
     ;;
+  lint)
+    install_missing clang-format shellcheck python3-pyflakes
+    lint
+    ;;
   *)
-    echo "usage: scripts/checks.sh asan | tsan | fuzz [SECONDS] | install" >&2
+    echo "usage: scripts/checks.sh asan | tsan | fuzz [SECONDS] | install | lint" >&2
     exit 2
     ;;
 esac

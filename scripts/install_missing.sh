@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # install_missing PACKAGE...: installs with apt-get (as root, or through sudo) the Debian
 # packages of the list that are not installed yet. Sourced by scripts/dev.sh and
 # scripts/checks.sh.

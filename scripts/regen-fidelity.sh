@@ -2,7 +2,7 @@
 # Regenerates docs/fidelity.md from `fleetsim validate` (it exits 1 while a tolerance is broken),
 # and README.md's copy of its table by GPU.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 bin=${FLEETSIM_BIN:-build/release/cli/fleetsim}
 "$bin" validate --out build/validation >/dev/null
 cp build/validation/fidelity.md docs/fidelity.md

@@ -36,22 +36,6 @@ from ._core import (
     TraceError,
     UnknownNameError,
     __version__,
-    calibrate,
-    calibrate_against,
-    campaign,
-    cost_model_params,
-    describe,
-    gpus,
-    load,
-    models,
-    plan,
-    policies,
-    register_policy,
-    run,
-    section_params,
-    server_params,
-    validate,
-    workloads,
 )
 from .analysis import goodput
 from .sweep import sweep
