@@ -19,6 +19,7 @@
 #    scenarios/pipeline-deepseek-v3.yaml, and
 #    docs/calibration.md's fitted form of the example steps and its fit to the example figures
 #    (each block with its command);
+#  * docs/failures.md's example: `fleetsim run scenarios/outlier-ejection.yaml`;
 #  * docs/fidelity.md must equal the report `fleetsim validate --out DIR` writes, and README.md's
 #    table by GPU must equal its table.
 # Run with -DFLEETSIM=<binary> -DROOT=<repository root> -DWORK=<scratch directory>.
@@ -58,6 +59,7 @@ function(check_quoted doc first_line)
 endfunction()
 
 check_quoted(README.md "scenario loxilb-3pod-long" run scenarios/loxilb-3pod-long.yaml)
+check_quoted(docs/failures.md "scenario outlier-ejection" run scenarios/outlier-ejection.yaml)
 check_quoted(docs/campaign.md "campaign loxilb-3pod-long" campaign scenarios/loxilb-3pod-long.yaml)
 check_quoted(docs/autoscaling.md "scenario autoscale-burst" run scenarios/autoscale-burst.yaml)
 check_quoted(docs/autoscaling.md "scenario azure-conv-autoscale" run scenarios/azure-conv-autoscale.yaml)

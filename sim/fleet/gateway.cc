@@ -23,6 +23,21 @@ const ParamSpec& gateway_spec() {
                    1, 1000)
           .integer("probe_rise", 2,
                    "consecutive good probes that mark a pod up again (HAProxy rise)", 1, 1000)
+          .integer("outlier_consecutive_errors", 0,
+                   "passive health checking, as Envoy's outlier detection (consecutive_5xx, 5 "
+                   "in Envoy): this many failed answers of a pod in a row (5xx, a refused or "
+                   "reset connection, a timeout) take it out of routing; 0 = none",
+                   0, 1000)
+          .real("outlier_base_ejection_s", 30,
+                "an ejected pod is out for this times the number of times it was ejected "
+                "(Envoy base_ejection_time)",
+                0)
+          .real("outlier_max_ejection_s", 300, "the longest an ejection lasts (Envoy)", 0)
+          .real("outlier_interval_s", 10,
+                "how often ejected pods whose time is up return (Envoy interval)", 0.001)
+          .real("outlier_max_ejection_percent", 10,
+                "at most this share of a pool ejected at once; one pod always may be (Envoy)", 0,
+                100)
           .text("probe_phase", "random",
                 "first probe of each pod: random in [0, interval) per pod, or aligned at 0",
                 {"random", "aligned"})
@@ -107,6 +122,11 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.probe_fall = static_cast<int>(p.get_int("probe_fall"));
   c.probe_rise = static_cast<int>(p.get_int("probe_rise"));
   c.probe_random_phase = p.get_string("probe_phase") == "random";
+  c.outlier.consecutive_errors = static_cast<int>(p.get_int("outlier_consecutive_errors"));
+  c.outlier.base_ejection = sec_to_ns(p.get_double("outlier_base_ejection_s"));
+  c.outlier.max_ejection = sec_to_ns(p.get_double("outlier_max_ejection_s"));
+  c.outlier.interval = sec_to_ns(p.get_double("outlier_interval_s"));
+  c.outlier.max_ejection_percent = p.get_double("outlier_max_ejection_percent");
   c.shared_health = p.get_string("replica_health") == "shared";
   c.picker_service = p.get_bool("picker_service");
   c.picker_latency = ms_to_ns(p.get_double("picker_latency_ms"));
@@ -208,6 +228,10 @@ void Gateway::start() {
       }
     }
   }
+  if (config_.outlier.enabled()) {
+    outliers_.assign(health_.size(), OutlierDetection(config_.outlier, pod_pools_));
+    loop_.schedule_background_in(config_.outlier.interval, [this] { sweep_outliers(); });
+  }
   if (config_.scrape_interval > 0) {
     scrape(0);
     // Every other replica scrapes on its own phase, drawn once; it starts with a snapshot.
@@ -251,6 +275,7 @@ void Gateway::scrape(int replica) {
 std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Leg leg) {
   const Replica& rep = replicas_[static_cast<size_t>(replica)];
   const Health& health = health_of(replica);
+  const OutlierDetection* outliers = outliers_of(replica);
   std::vector<PodState>& out = candidates_;
   // Only the gateway's own arrays unless the policy reads the engines: a pod's engine is a
   // memory access of its own, per pod and per request. The buffer keeps last request's entries,
@@ -258,6 +283,7 @@ std::span<const PodState> Gateway::candidates(int replica, bool engine_state, Le
   size_t n = 0;
   for (size_t i = 0; i < pods_.size(); ++i) {
     if (!health.healthy[i] || !endpoints_[i]) continue;
+    if (outliers != nullptr && outliers->ejected(static_cast<int>(i))) continue;
     if (disaggregated_ && (pod_roles_[i] == PodRole::kPrefill) != (leg == Leg::kPrefill)) continue;
     if (n == out.size()) out.emplace_back();
     PodState& s = out[n++];
@@ -383,6 +409,11 @@ std::vector<PolicyCounter> Gateway::counters() const {
   }
   if (config_.balance_connections) {
     out.push_back({"routed_by_connection", static_cast<double>(routed_by_connection_)});
+  }
+  if (!outliers_.empty()) {
+    std::int64_t ejections = 0;
+    for (const OutlierDetection& o : outliers_) ejections += o.ejections();
+    out.push_back({"outlier_ejections", static_cast<double>(ejections)});
   }
   if (disaggregated_) {
     out.push_back({"prefill_legs", static_cast<double>(prefill_legs_)});
@@ -557,6 +588,11 @@ void Gateway::finish(const RequestPtr& r, int pod, Outcome outcome) {
     }
     loop_.cancel(it->second.timeout);
     count_in_flight(*r, pod, it->second.replica, -1);
+    if (OutlierDetection* outliers = outliers_of(it->second.replica)) {
+      const bool error = outcome == Outcome::kRefused502 || outcome == Outcome::kTimeout ||
+                         outcome == Outcome::kMidStream || outcome == Outcome::kServerError500;
+      outliers->on_answer(pod, error, loop_.now());
+    }
     attempts_.erase(it);
     auto by = routed_by_.find(r->id);
     if (by != routed_by_.end()) {
@@ -664,6 +700,9 @@ void Gateway::probe(int pod, int replica) {
 void Gateway::probe_result(int pod, bool ok, int replica) {
   const auto i = static_cast<size_t>(pod);
   Health& h = health_of(replica);
+  if (OutlierDetection* outliers = outliers_of(replica); ok && outliers != nullptr) {
+    if (outliers->on_probe_ok(pod)) release_held();
+  }
   h.ok_run[i] = ok ? h.ok_run[i] + 1 : 0;
   h.fail_run[i] = ok ? 0 : h.fail_run[i] + 1;
   if (h.healthy[i] && h.fail_run[i] >= config_.probe_fall) {
@@ -674,6 +713,13 @@ void Gateway::probe_result(int pod, bool ok, int replica) {
     observer_.on_health_change(pod, true, loop_.now(), replica);
     release_held();
   }
+}
+
+void Gateway::sweep_outliers() {
+  bool returned = false;
+  for (OutlierDetection& o : outliers_) returned |= !o.sweep(loop_.now()).empty();
+  if (returned) release_held();
+  loop_.schedule_background_in(config_.outlier.interval, [this] { sweep_outliers(); });
 }
 
 }  // namespace fleetsim

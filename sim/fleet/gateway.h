@@ -15,6 +15,7 @@
 #include "policies/policy.h"
 #include "sim/event_loop.h"
 #include "sim/fleet/observer.h"
+#include "sim/fleet/outlier_detection.h"
 #include "sim/fleet/pod.h"
 #include "sim/fleet/pod_role.h"
 #include "sim/params.h"
@@ -34,6 +35,8 @@ struct GatewayConfig {
   int probe_fall = 3;
   int probe_rise = 2;
   bool probe_random_phase = true;
+  // Passive health checking from the answers (Envoy's outlier detection); off unless set.
+  OutlierConfig outlier;
   // With several replicas: each probes every pod on its own phases and keeps its own belief
   // (HAProxy, Envoy and LoxiLB replicas each run their own health checks), or they all share
   // replica 0's (a health source outside the replicas).
@@ -206,6 +209,12 @@ class Gateway : public PodListener {
     return health_[config_.shared_health ? 0 : static_cast<size_t>(replica)];
   }
   void probe(int pod, int replica);
+  // Each health view's outlier detection (none when it is off), and its interval's sweep.
+  OutlierDetection* outliers_of(int replica) {
+    if (outliers_.empty()) return nullptr;
+    return &outliers_[config_.shared_health ? 0 : static_cast<size_t>(replica)];
+  }
+  void sweep_outliers();
   void probe_result(int pod, bool ok, int replica);
   void take_scrape(int replica);
   void scrape(int replica);
@@ -235,6 +244,7 @@ class Gateway : public PodListener {
   std::map<std::int64_t, LegInFlight> legs_;
   std::int64_t prefill_legs_ = 0, decode_only_ = 0, no_prefill_pod_ = 0;
   std::vector<Health> health_;   // one per replica, or one shared
+  std::vector<OutlierDetection> outliers_;  // as health_, when outlier detection is on
   std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
   std::vector<TimeNs> extra_latency_;
   // By request id; looked up for every first token and end (open addressing: a tree's nodes
