@@ -44,6 +44,12 @@ ResultPtr run(const py::object& scenario, int threads, const py::object& overrid
   const Scenario& s = data->scenario->scenario;
   data->run = run_interruptible([&] { return run_scenario(s, threads); });
   data->json = result_json(data->run, s);
+  // The hazards the CLI says on stderr, as Python warnings (filterable, testable).
+  const py::object warn = py::module_::import("warnings").attr("warn");
+  for (const ArmResult& a : data->run.arms) {
+    for (const std::string& w : a.warnings)
+      warn("arm '" + a.name + "': " + w, py::arg("stacklevel") = 2);
+  }
   return data;
 }
 
@@ -288,6 +294,10 @@ void init_results(py::module_& m) {
           "The arm's failures section (errors by class, failure window, detection and recovery "
           "of each fault, requests lost, retries), or None when the scenario has no faults or "
           "health probes.")
+      .def_property_readonly(
+          "warnings", [](const ArmHandle& a) { return a.arm().warnings; },
+          "Hazards the figures alone hide (a faulted pod that fails fast drawing traffic), one "
+          "sentence each; also raised as Python warnings by run().")
       .def_property_readonly(
           "autoscaling",
           [](const ArmHandle& a) -> py::object {

@@ -1,5 +1,7 @@
 #include "sim/fleet/failures.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -146,6 +148,48 @@ nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, 
   }
   return {{"errors_by_class", by_class}, {"failure_window", window}, {"requests_lost", lost},
           {"retries", retries},          {"faults", faults},         {"timeline", timeline}};
+}
+
+std::vector<std::string> FailureTracker::fail_fast_warnings(TimeNs end) const {
+  // Too few requests to tell a pull from chance, under this many sent to the faulted pods.
+  constexpr std::int64_t kMinSent = 20;
+  std::vector<std::string> out;
+  for (const Fault& f : faults_) {
+    if (f.pods.empty()) continue;
+    const auto faulted = [&f](int pod) {
+      return std::count(f.pods.begin(), f.pods.end(), pod) > 0;
+    };
+    TimeNs until = end;
+    for (const HealthChange& c : health_changes_) {
+      if (c.t >= f.at && !c.up && faulted(c.pod)) {
+        until = c.t;
+        break;
+      }
+    }
+    std::int64_t sent = 0, to_faulted = 0, failed = 0;
+    for (const auto& [t, pod] : dispatches_) {
+      if (t < f.at || t > until) continue;
+      ++sent;
+      if (faulted(pod)) ++to_faulted;
+    }
+    for (const Event& a : attempts_) {
+      if (a.t >= f.at && a.t <= until && a.outcome != Outcome::kOk && faulted(a.pod)) ++failed;
+    }
+    const double fair = static_cast<double>(f.pods.size()) / num_pods_;
+    const double share = sent > 0 ? static_cast<double>(to_faulted) / static_cast<double>(sent) : 0;
+    if (to_faulted < kMinSent || share < 2 * fair || 2 * failed < to_faulted) continue;
+    out.push_back(fmt::format(
+        "{} failed fast after its {} at {:.1f} s and drew {:.0f}% of the requests routed until {} "
+        "(a fair share is {:.0f}%), {} of them failing: the policy sees a pod that refuses "
+        "connections as idle. Outlier ejection (gateway.outlier_consecutive_errors, "
+        "docs/failures.md) takes such a pod out after a few errors",
+        f.target, f.kind, ns_to_sec(f.at), 100 * share,
+        until < end
+            ? fmt::format("the probes marked it down {:.1f} s later", ns_to_sec(until - f.at))
+            : std::string("the run's end"),
+        100 * fair, failed));
+  }
+  return out;
 }
 
 }  // namespace fleetsim

@@ -33,6 +33,10 @@ class FailureTracker : public FleetObserver {
   // The `failures` section of an arm's result. `lost` = requests whose last attempt failed,
   // `retries` = attempts beyond the first, over the whole arm.
   nlohmann::json to_json(std::int64_t lost, std::int64_t retries, TimeNs end) const;
+  // A hazard the figures alone hide: a faulted pod that fails fast (refuses connections) looks
+  // idle to a policy that scores load, and draws more than its share of the traffic until the
+  // probes mark it down (or until `end`). One sentence per such fault; none otherwise.
+  std::vector<std::string> fail_fast_warnings(TimeNs end) const;
 
  private:
   struct Fault {

@@ -1,5 +1,8 @@
 // Failure figures on small cases worked out by hand.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "sim/fleet/failures.h"
 
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
@@ -201,6 +204,34 @@ TEST(Failures, QuietSecondsAreLeftOutOfTheTimeline) {
   for (const auto& row : timeline) errors += row["errors"].get<std::int64_t>();
   EXPECT_EQ(errors, a.failures["errors_by_class"]["timeout"].get<std::int64_t>());
   EXPECT_EQ(errors, 1);
+}
+
+// `to_faulted` requests sent to pod 2 (killed at 0) and failing, `to_each_other` to each of the
+// three others, all answered by 10 s; probes never mark pod 2 down.
+std::vector<std::string> fail_fast(int to_faulted, int to_each_other) {
+  FailureTracker tracker(4);
+  tracker.add_fault("pod_kill", "pod-2", 0, {2});
+  Request r;
+  for (int i = 0; i < to_faulted; ++i) {
+    tracker.on_dispatch(r, 2, sec_to_ns(1));
+    tracker.on_finished(r, 2, Outcome::kRefused502, sec_to_ns(1));
+  }
+  for (int pod : {0, 1, 3}) {
+    for (int i = 0; i < to_each_other; ++i) tracker.on_dispatch(r, pod, sec_to_ns(1));
+  }
+  return tracker.fail_fast_warnings(sec_to_ns(10));
+}
+
+TEST(FailFastWarning, APodThatFailsFastAndDrawsTrafficIsNamed) {
+  EXPECT_THAT(fail_fast(90, 10),
+              ::testing::ElementsAre(::testing::HasSubstr(
+                  "pod-2 failed fast after its pod_kill at 0.0 s and drew 75% of the requests "
+                  "routed until the run's end (a fair share is 25%), 90 of them failing")));
+}
+
+TEST(FailFastWarning, AFairShareOrTooFewRequestsSayNothing) {
+  EXPECT_THAT(fail_fast(30, 30), ::testing::IsEmpty());  // round robin's share
+  EXPECT_THAT(fail_fast(15, 1), ::testing::IsEmpty());   // too few to tell
 }
 
 }  // namespace

@@ -277,6 +277,7 @@ nlohmann::json result_json(const RunResult& r, const Scenario& s) {
         {"name", a.name}, {"policy", a.policy}, {"summary", summary_json(a.summary)}};
     if (auto it = s.measured.find(a.name); it != s.measured.end()) arm["measured"] = it->second;
     if (!a.failures.is_null()) arm["failures"] = a.failures;
+    if (!a.warnings.empty()) arm["warnings"] = a.warnings;
     arms.push_back(std::move(arm));
   }
   nlohmann::json fleet = {{"pods", s.fleet.pods},

@@ -719,7 +719,11 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   }
   out.events = loop.events_run();
   check_end_state(pods, out.summary, cut, s.file + ": arm '" + arm.name + "'");
-  if (track_failures) out.failures = failures.to_json(lost, retries, loop.now());
+  if (track_failures) {
+    out.failures = failures.to_json(lost, retries, loop.now());
+    out.warnings = failures.fail_fast_warnings(loop.now());
+    for (const std::string& w : out.warnings) spdlog::warn("arm '{}': {}", arm.name, w);
+  }
   out.records = records.records();
   return out;
 }

@@ -31,10 +31,17 @@ SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios").glob("*.y
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
 def test_every_scenario_gives_its_golden_result_through_python(scenario, source_dir, monkeypatch):
     # The CLI prints the same file (tests/golden_scenario.cmake), so the two agree on every
-    # shipped scenario; trace paths in the scenarios are relative to the repository root.
-    monkeypatch.chdir(source_dir)
+    # shipped scenario, wherever they run from (paths resolve against the scenario's folder).
+    monkeypatch.chdir("/")
     golden = source_dir / "tests" / "golden" / f"{scenario.stem}.json"
     assert fleetsim.run(source_dir / "scenarios" / scenario.name).json == golden.read_text()
+
+
+def test_a_hazard_is_a_python_warning_and_in_the_arm(source_dir):
+    with pytest.warns(UserWarning, match="arm 'epp': pod-2 failed fast after its pod_kill"):
+        result = fleetsim.run(source_dir / "scenarios" / "outlier-ejection.yaml")
+    assert "refuses connections as idle" in result.arm("epp").warnings[0]
+    assert result.arm("epp-ejection").warnings == []
 
 
 def test_cli_and_python_agree_with_overrides(cli, flagship, source_dir):
