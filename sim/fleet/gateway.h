@@ -243,9 +243,9 @@ class Gateway : public PodListener {
   };
   std::map<std::int64_t, LegInFlight> legs_;
   std::int64_t prefill_legs_ = 0, decode_only_ = 0, no_prefill_pod_ = 0;
-  std::vector<Health> health_;   // one per replica, or one shared
+  std::vector<Health> health_;              // one per replica, or one shared
   std::vector<OutlierDetection> outliers_;  // as health_, when outlier detection is on
-  std::vector<bool> endpoints_;  // the picker's endpoint list, from the watch
+  std::vector<bool> endpoints_;             // the picker's endpoint list, from the watch
   std::vector<TimeNs> extra_latency_;
   // By request id; looked up for every first token and end (open addressing: a tree's nodes
   // cost a cache miss each).
