@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +50,13 @@ def _arm_names(result: "Result", arms: Sequence[str] | None) -> list[str]:
     return list(arms)
 
 
+def _plain_log_axis(axis) -> None:
+    """A log axis labelled 10, 100, 1000 (or 0.5, 2, 30 where those are the ticks), never
+    3x10^1: the decade labels as plain numbers, the minor ticks unlabelled."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def ttft_ecdf(
     result: "Result",
     *,
@@ -75,6 +83,7 @@ def ttft_ecdf(
         ax.plot(np.percentile(x, [50, 95]), [0.50, 0.95], "o", color=line.get_color(), ms=4)
     if log_x:
         ax.set_xscale("log")
+        _plain_log_axis(ax.xaxis)
     ax.set_xlabel(("warm " if warm else "") + "TTFT (ms)")
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0, 1.01)
@@ -168,9 +177,35 @@ def sweep_curves(
         ax.set_ylabel(metric)
         if metric in log_y:
             ax.set_yscale("log")
+            _plain_log_axis(ax.yaxis)
         ax.grid(True, alpha=0.3)
     axes[0].legend()
     return fig
+
+
+def _mark_fault_phases(ax: Axes, fault: dict) -> None:
+    """When the gateway marked the fault's pod down (detection) and when it served again
+    (recovery), as dotted lines, where they happened."""
+    phases = [("detected", fault["at_s"], fault.get("detection_latency_s"), "#1f77b4")]
+    if fault.get("back_at_s") is not None:
+        phases.append(("recovered", fault["back_at_s"], fault.get("recovery_s"), "#2ca02c"))
+    for label, start, after, colour in phases:
+        if after is None:
+            continue
+        t = start + after
+        ax.axvline(t, color=colour, ls=":", lw=1.0)
+        ax.annotate(f" {label}", (t, 0.88), xycoords=("data", "axes fraction"), va="top",
+                    fontsize="x-small", color=colour)
+
+
+def _healthy_pods(ax: Axes, timeline: list, span: float) -> None:
+    """The pods every gateway replica believes healthy, a step line on a right-hand axis."""
+    t = [row["t_s"] for row in timeline] + [span]
+    up = [row["healthy_pods"] for row in timeline]
+    right = ax.twinx()
+    right.step(t, up + up[-1:], where="post", color="#555555", lw=1.0, label="healthy pods")
+    right.set_ylim(0, max(up) * 1.15 + 0.5)
+    right.set_ylabel("healthy pods", fontsize="small")
 
 
 def failure_timeline(
@@ -187,8 +222,10 @@ def failure_timeline(
     ``split_retried``: requests that succeeded only after a retry are drawn apart ('ok after
     retry'). When the scenario has faults or health probes (``Arm.failures``), the gateway's failed
     attempts per bin are drawn as a line (retries hide them from the final statuses), each fault's
-    time is marked, and the failure window (first to last failed attempt) is shaded; otherwise the
-    window of failed requests is shaded.
+    time is marked with its detection (the gateway marked the pod down) and recovery (the pod
+    served again), the pods believed healthy are a step line on a right-hand axis, and the
+    failure window (first to last failed attempt) is shaded; otherwise the window of failed
+    requests is shaded.
     """
     names = _arm_names(result, arms)
     if bin_s is not None and not (bin_s > 0 and np.isfinite(bin_s)):
@@ -239,6 +276,9 @@ def failure_timeline(
                 ax.axvline(fault["at_s"], color="black", ls="--", lw=0.8)
                 ax.annotate(f" {fault['kind']} {fault['target']}", (fault["at_s"], 1.0),
                             xycoords=("data", "axes fraction"), va="top", fontsize="x-small")
+                _mark_fault_phases(ax, fault)
+            if timeline:
+                _healthy_pods(ax, timeline, span)
             w = failures.get("failure_window")
             if w:
                 window = (w["first_s"], w["last_s"])

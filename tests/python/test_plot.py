@@ -66,7 +66,23 @@ def test_failure_timeline_with_faults(source_dir, tmp_path):
     fig = plot.failure_timeline(result, bin_s=2)
     labels = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
     assert "failed attempts" in labels and "ok after retry" in labels
+    assert "detected" in {t.get_text().strip() for t in fig.axes[0].texts}
+    healthy = [ax for ax in fig.axes if ax.get_ylabel() == "healthy pods"]
+    assert healthy and healthy[0].lines[0].get_ydata().min() == 4  # two of six pods down a while
     _renders(fig, tmp_path, "fail_faults")
+
+
+def test_failure_timeline_marks_recovery(source_dir):
+    result = fleetsim.run(source_dir / "scenarios" / "hrw-pod-kill.yaml")
+    fig = plot.failure_timeline(result)
+    assert {"detected", "recovered"} <= {t.get_text().strip() for t in fig.axes[0].texts}
+
+
+def test_log_axes_read_as_plain_numbers(result):
+    fig = plot.ttft_ecdf(result, log_x=True)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert labels and all("10^" not in s and "times" not in s for s in labels), labels
 
 
 def test_plot_does_not_touch_pyplot():
