@@ -58,6 +58,28 @@ TEST_F(Plan, FindsTheSmallestCountThatMeetsTheTarget) {
   }
 }
 
+TEST_F(Plan, APercentileTargetMustHoldToo) {
+  const std::string path = scenario("slo: {p95_ttft_ms: 300}\n");
+  PlanOptions o;
+  o.max_pods = 64;
+  const PlanResult r = run_plan(path, o);
+  EXPECT_EQ(r.percentile_targets, std::vector<std::string>{"p95_ttft_ms <= 300"});
+  const auto p95_at = [&](int pods) {
+    const Scenario s = load_scenario(path, {"fleet.pods=" + std::to_string(pods)});
+    return run_arm(s, s.arms[0]).summary.goodput->percentiles.at(0).value_ms;
+  };
+  ASSERT_TRUE(r.arms[0].pods_needed.has_value());
+  const int n = *r.arms[0].pods_needed;
+  ASSERT_GT(n, 1);
+  EXPECT_LE(p95_at(n), 300);
+  EXPECT_GT(p95_at(n - 1), 300);
+  std::ostringstream table;
+  write_plan_report(table, r);
+  EXPECT_NE(table.str().find("with SLO attainment >= 90% and p95_ttft_ms <= 300"),
+            std::string::npos)
+      << table.str();
+}
+
 TEST_F(Plan, SaysWhenAttainmentFallsAsPodsAreAdded) {
   // Capacity-bound arms gain with every pod: nothing to say.
   PlanOptions o;

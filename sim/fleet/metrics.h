@@ -176,6 +176,14 @@ struct SloClassGoodput {
   double attainment = 0;  // good / requests
 };
 
+// A percentile target of the slo section (p95_ttft_ms: 2000) and what the arm reached.
+struct PercentileOutcome {
+  std::string key;  // p95_ttft_ms
+  double target_ms = 0;
+  double value_ms = 0;  // +inf when more requests failed than the percentile leaves out
+  bool met = false;
+};
+
 struct GoodputSummary {
   std::int64_t requests = 0;  // measured requests, failed and unfinished ones included
   std::int64_t good = 0;
@@ -183,6 +191,14 @@ struct GoodputSummary {
   double goodput_req_s = 0;  // good requests per second over the arm's measured span
   // By SLO class, in name order; empty when no measured request has a class.
   std::vector<SloClassGoodput> per_class;
+  // The section's percentile targets, in the order of slo_targets_spec(); empty when none.
+  std::vector<PercentileOutcome> percentiles;
+  bool percentiles_met() const {
+    for (const auto& p : percentiles) {
+      if (!p.met) return false;
+    }
+    return true;
+  }
 };
 
 // An autoscaled arm (sim/fleet/autoscaler.h): one point per HPA sync.

@@ -178,6 +178,19 @@ nlohmann::json summary_json(const ArmSummary& s) {
                       {"slo_attainment", rounded(g.attainment)},
                       {"goodput_req_s", rounded(g.goodput_req_s)},
                       {"per_class", classes}};
+    if (!g.percentiles.empty()) {
+      nlohmann::json targets = nlohmann::json::array();
+      for (const PercentileOutcome& p : g.percentiles) {
+        targets.push_back(
+            {{"metric", p.key},
+             {"target_ms", p.target_ms},
+             {"value_ms",
+              std::isinf(p.value_ms) ? nlohmann::json() : nlohmann::json(rounded(p.value_ms))},
+             {"met", p.met}});
+      }
+      out["goodput"]["percentile_targets"] = targets;
+      out["goodput"]["percentile_targets_met"] = g.percentiles_met();
+    }
   }
   if (s.autoscaling) out["autoscaling"] = autoscaling_json(*s.autoscaling);
   if (s.spec_decode) {
@@ -349,6 +362,22 @@ std::string seconds_or_dash(const nlohmann::json& v) {
   return v.is_null() ? std::string("-") : fixed_text(v.get<double>(), 2) + " s";
 }
 
+// One row per percentile target of the slo section: "p95 TTFT <= 2000 ms", each arm's value and
+// whether it met it ("1843 met", "2410 missed", "inf missed" when too many requests failed).
+void write_percentile_rows(std::ostream& os, const RunResult& r, int label_w, int cell_w) {
+  const auto& targets = r.arms.front().summary.goodput->percentiles;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    os << std::setw(label_w) << (targets[i].key + " <= " + fixed_text(targets[i].target_ms, 0));
+    for (const auto& a : r.arms) {
+      const PercentileOutcome& p = a.summary.goodput->percentiles[i];
+      os << std::setw(cell_w)
+         << ((std::isinf(p.value_ms) ? std::string("inf") : fixed_text(p.value_ms, 0)) +
+             (p.met ? " met" : " missed"));
+    }
+    os << "\n";
+  }
+}
+
 }  // namespace
 
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
@@ -470,6 +499,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       }
       os << "\n";
     }
+    write_percentile_rows(os, r, label_w, cell_w);
   }
   // Per pool and per gateway replica, when the scenario has them.
   if (!r.arms.empty() && !r.arms.front().summary.per_pool.empty()) {

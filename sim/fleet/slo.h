@@ -27,17 +27,29 @@ struct SloTargets {
   bool any() const { return ttft_ms > 0 || tpot_ms > 0 || e2e_ms > 0; }
 };
 
+// A bound on a percentile of the arm's requests, in vLLM bench serve's names: p95_ttft_ms,
+// p99_tpot_ms, p50_e2el_ms. A failed or unfinished request counts as an infinite latency (it
+// missed), so a percentile is finite only while fewer requests failed than it leaves out.
+struct PercentileTarget {
+  std::string key;
+  std::string figure;   // ttft, tpot or e2el
+  double quantile = 0;  // 0.95
+  double max_ms = 0;
+};
+
 // The scenario's targets: one set for every request, and per SLO class (Request.slo_class)
-// overrides of some of them.
+// overrides of some of them; and percentile targets over all the arm's requests.
 struct SloSpec {
   bool enabled = false;  // the scenario has an slo section
   SloTargets targets;
   std::map<std::string, SloTargets> classes;
+  std::vector<PercentileTarget> percentiles;
   // The class's targets, or the section's own when the class has none of its own.
   const SloTargets& for_class(const std::string& slo_class) const;
 };
 
-// ttft_ms, tpot_ms, e2e_ms: the keys of the section and of each entry of its `classes` map.
+// ttft_ms, tpot_ms, e2e_ms: the keys of the section and of each entry of its `classes` map; and
+// the percentile targets p50/p90/p95/p99 x ttft/tpot/e2el (p95_ttft_ms), the section's only.
 const ParamSpec& slo_targets_spec();
 // Parses `slo: {ttft_ms, tpot_ms, e2e_ms, classes: {NAME: {...}}}`; a class inherits the targets
 // it does not set. Errors name the file, line and field; a section that bounds nothing is one.

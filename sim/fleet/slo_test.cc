@@ -1,7 +1,10 @@
 #include "sim/fleet/slo.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include <cmath>
 
 #include "sim/errors.h"
 #include "sim/yaml_checks.h"
@@ -50,7 +53,8 @@ TEST(Slo, ClassesInheritTheTargetsTheyDoNotSet) {
 TEST(Slo, BadSectionsNameTheFieldAndTheValidKeys) {
   EXPECT_NE(slo_error("{ttft: 500}")
                 .find("s.yaml:1: slo.ttft: unknown parameter; valid "
-                      "parameters: ttft_ms, tpot_ms, e2e_ms, classes"),
+                      "parameters: ttft_ms, tpot_ms, e2e_ms, p50_ttft_ms, p90_ttft_ms, "
+                      "p95_ttft_ms, p99_ttft_ms, p50_tpot_ms,"),
             std::string::npos);
   EXPECT_NE(slo_error("{ttft_ms: -1}").find("slo.ttft_ms"), std::string::npos);
   EXPECT_NE(slo_error("{ttft_ms: fast}").find("slo.ttft_ms"), std::string::npos);
@@ -110,6 +114,41 @@ TEST(Slo, GoodputCountsMeasuredRequestsPerClass) {
   const GoodputSummary plain = summarize_goodput({request(400, 2, 10)}, s, 1.0);
   EXPECT_TRUE(plain.per_class.empty());
   EXPECT_DOUBLE_EQ(plain.attainment, 1.0);
+}
+
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+
+TEST(SloPercentiles, ASectionMayBoundPercentilesAloneInVllmBenchNames) {
+  const SloSpec s = slo_from("{p95_ttft_ms: 2000, p99_tpot_ms: 100}");
+  EXPECT_THAT(s.percentiles, ElementsAre(Field(&PercentileTarget::key, "p95_ttft_ms"),
+                                         Field(&PercentileTarget::key, "p99_tpot_ms")));
+  EXPECT_DOUBLE_EQ(s.percentiles[0].quantile, 0.95);
+  EXPECT_FALSE(s.targets.any());
+}
+
+TEST(SloPercentiles, AClassCannotSetOne) {
+  EXPECT_THAT(slo_error("{ttft_ms: 1, classes: {a: {p95_ttft_ms: 5}}}"),
+              HasSubstr("slo.classes.a.p95_ttft_ms: a percentile target bounds the arm's requests "
+                        "together; set it at the top of the slo section"));
+}
+
+TEST(SloPercentiles, AFailedRequestIsAMissThatPushesThePercentileUp) {
+  const SloSpec s = slo_from("{p50_ttft_ms: 300, p95_ttft_ms: 300}");
+  std::vector<RequestRecord> records;
+  for (int i = 1; i <= 19; ++i) records.push_back(request(10.0 * i, 2, 10));  // 10 .. 190 ms
+  RequestRecord failed = request(10, 2, 10);
+  failed.outcome = Outcome::kTimeout;
+  records.push_back(failed);
+  const GoodputSummary g = summarize_goodput(records, s, 1.0);
+  ASSERT_EQ(g.percentiles.size(), 2u);
+  EXPECT_DOUBLE_EQ(g.percentiles[0].value_ms, 105);  // type 7 over 10..190 and +inf: the 10th/11th
+  EXPECT_TRUE(g.percentiles[0].met);
+  EXPECT_TRUE(std::isinf(g.percentiles[1].value_ms));  // between 190 and the miss
+  EXPECT_FALSE(g.percentiles[1].met);
+  EXPECT_FALSE(g.percentiles_met());
+  EXPECT_DOUBLE_EQ(g.attainment, 0.95);  // with no per-request target, good = completed
 }
 
 }  // namespace

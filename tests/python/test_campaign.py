@@ -110,3 +110,15 @@ def test_window_plan_matches_the_cli(source_dir, cli):
         fleetsim.plan(path, sets, window_s=600, pods_path=["fleet.pods", "fleet.pods"])
     with pytest.raises(fleetsim.ScenarioError, match="--window: expected seconds"):
         fleetsim.plan(path, sets, window_s=-5)
+
+
+def test_a_percentile_target_reaches_python_and_a_class_cannot_hold_one(tmp_path, small_yaml):
+    path = tmp_path / "p95.yaml"
+    path.write_text(small_yaml + "slo: {p95_ttft_ms: 100000, p50_tpot_ms: 0.001}\n")
+    goodput = fleetsim.run(path).arms[0].summary["goodput"]
+    assert [(t["metric"], t["met"]) for t in goodput["percentile_targets"]] == [
+        ("p95_ttft_ms", True), ("p50_tpot_ms", False)]
+    assert goodput["percentile_targets_met"] is False
+    path.write_text(small_yaml + "slo: {classes: {chat: {p95_ttft_ms: 300}}}\n")
+    with pytest.raises(fleetsim.ScenarioError, match="set it at the top of the slo section"):
+        fleetsim.run(path)

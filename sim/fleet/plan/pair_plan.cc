@@ -43,7 +43,10 @@ class PairSearch {
     p.gpus = gpus(key);
     return points_.emplace(key, p).first->second;
   }
-  bool meets(int a, int b) { return at(a, b).figures.attainment_pct >= o_.target_pct - 1e-9; }
+  bool meets(int a, int b) {
+    const PlanPoint& p = at(a, b).figures;
+    return p.attainment_pct >= o_.target_pct - 1e-9 && p.percentiles_met;
+  }
   // Without running the arm: what the pair would cost.
   std::int64_t gpus(const std::array<int, 2>& pods) const {
     std::vector<std::string> sets = o_.overrides;

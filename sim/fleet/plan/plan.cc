@@ -4,6 +4,7 @@
 #include <exception>
 #include <iomanip>
 #include <map>
+#include <sstream>
 
 #include "sim/errors.h"
 #include "sim/fleet/parallel.h"
@@ -64,6 +65,7 @@ PlanPoint evaluate_plan_point(const std::string& path, const PlanOptions& o, siz
     p.throughput_req_s += sum.throughput_req_s;
     p.ttft_p95_ms += sum.ttft_ms.p95;
     p.tpot_p50_ms += sum.tpot_ms.p50;
+    if (sum.goodput) p.percentiles_met = p.percentiles_met && sum.goodput->percentiles_met();
   });
   const double n = o.seeds;
   p.attainment_pct /= n;
@@ -110,7 +112,10 @@ class ArmSearch {
     return points_.emplace(pods, p).first->second;
   }
 
-  bool meets(int pods) { return at(pods).attainment_pct >= o_.target_pct - 1e-9; }
+  bool meets(int pods) {
+    const PlanPoint& p = at(pods);
+    return p.attainment_pct >= o_.target_pct - 1e-9 && p.percentiles_met;
+  }
 
   ArmPlan result(const std::string& name, std::optional<int> needed) const {
     ArmPlan plan{name, needed, {}, std::nullopt};
@@ -168,6 +173,11 @@ PlanResult run_plan(const std::string& path, const PlanOptions& o) {
   r.target_pct = o.target_pct;
   r.max_pods = o.max_pods;
   r.seeds = plan_seeds(base.seed, o.seeds);
+  for (const PercentileTarget& t : base.slo.percentiles) {
+    std::ostringstream target;
+    target << t.key << " <= " << t.max_ms;
+    r.percentile_targets.push_back(target.str());
+  }
   r.arms.resize(base.arms.size());
   rethrow_first(for_each_index(base.arms.size(), o.threads, [&](size_t a) {
     r.arms[a] = search(path, o, a, base.arms[a].name);
@@ -196,6 +206,9 @@ nlohmann::json plan_json(const PlanResult& r) {
                                   {"throughput_req_s", p.throughput_req_s},
                                   {"ttft_p95_ms", p.ttft_p95_ms},
                                   {"tpot_p50_ms", p.tpot_p50_ms}});
+      if (!r.percentile_targets.empty()) {
+        arm["evaluated"].back()["percentile_targets_met"] = p.percentiles_met;
+      }
     }
     j["arms"].push_back(arm);
   }
@@ -205,6 +218,7 @@ nlohmann::json plan_json(const PlanResult& r) {
 void write_plan_report(std::ostream& os, const PlanResult& r) {
   os << "plan " << r.scenario << ": smallest " << r.path
      << " with SLO attainment >= " << r.target_pct << "%"
+     << (r.percentile_targets.empty() ? "" : " and " + join(r.percentile_targets, ", "))
      << (r.seeds.size() > 1 ? " (mean of " + std::to_string(r.seeds.size()) + " seeds)" : "")
      << "\n";
   os << std::fixed;
@@ -224,6 +238,7 @@ void write_plan_report(std::ostream& os, const PlanResult& r) {
          << std::setw(8) << p.attainment_pct << std::setprecision(2) << std::setw(12)
          << p.goodput_req_s << std::setw(10) << p.throughput_req_s << std::setprecision(0)
          << std::setw(14) << p.ttft_p95_ms << std::setprecision(1) << std::setw(14) << p.tpot_p50_ms
+         << (p.percentiles_met ? "" : "  percentile target missed")
          << (a.pods_needed && p.pods == *a.pods_needed ? "  <- needed" : "") << "\n";
     }
     if (a.falls) {

@@ -29,6 +29,8 @@ struct PlanPoint {
   double throughput_req_s = 0;
   double ttft_p95_ms = 0;
   double tpot_p50_ms = 0;
+  // The slo section's percentile targets (p95_ttft_ms ...) met at every seed; true without any.
+  bool percentiles_met = true;
 };
 
 // Attainment that falls as pods are added: the search assumes it does not, so the count it
@@ -51,6 +53,7 @@ struct PlanResult {
   double target_pct = 0;
   int max_pods = 0;
   std::vector<std::uint64_t> seeds;
+  std::vector<std::string> percentile_targets;  // "p95_ttft_ms <= 2000", also required
   std::vector<ArmPlan> arms;
 };
 

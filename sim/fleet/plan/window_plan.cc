@@ -372,6 +372,13 @@ WindowPlanResult run_window_plan(const std::string& path, const PlanOptions& o, 
   if (!(window_s > 0) || window_s > 1e9) {
     throw ScenarioError("--window: expected seconds in (0, 1e9], got " + number(window_s));
   }
+  if (!base.slo.percentiles.empty()) {
+    throw ScenarioError(path +
+                        ": plan --window judges SLO attainment window by window; the slo "
+                        "section's percentile targets (" +
+                        base.slo.percentiles.front().key +
+                        ", ...) bound whole runs: plan without --window, or drop them");
+  }
   WindowPlanResult r;
   r.scenario = base.name;
   r.path = o.path;
