@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <tsl/robin_map.h>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -40,12 +41,24 @@ std::string message_text(const nlohmann::json& m, const std::string& where) {
                        std::string("expected a string or a list of parts, got ") + it->type_name());
 }
 
+// A chat-completions body names no conversation, but every request of one resends how it began:
+// the messages up to its first user message. That opening (and the `user`, when given) is the
+// conversation's key, so later turns join the conversation of their first.
+std::uint64_t opening_key(const Request& r, size_t opening_messages) {
+  std::uint64_t key = XXH3_64bits(r.session.data(), r.session.size());
+  for (size_t i = 0; i < opening_messages; ++i) {
+    key = XXH3_64bits_withSeed(&r.prompt[i].content_id, sizeof(std::uint64_t), key);
+  }
+  return key;
+}
+
 }  // namespace
 
 Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& options) {
   Trace trace;
   double previous_ms = 0;
   double last_ms = -options.interval_ms;
+  tsl::robin_map<std::uint64_t, std::int64_t> conversations;  // opening key -> conversation
   read_trace_lines(path, options, trace, [&](std::int64_t line_no, std::string_view text) {
     const nlohmann::json line_json = parse_json_line(text);
     const nlohmann::json& j =
@@ -56,6 +69,7 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
                                            std::string(messages.type_name()));
     }
     Request r;
+    size_t opening = 0;  // messages up to the first user message
     for (std::size_t i = 0; i < messages.size(); ++i) {
       const std::string where = "messages[" + std::to_string(i) + "]";
       const nlohmann::json& m = messages[i];
@@ -73,7 +87,7 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
       const double tokens =
           std::ceil(static_cast<double>(utf8_length(body)) / options.chars_per_token);
       r.prompt.push_back(Segment{id, static_cast<std::int32_t>(std::max(1.0, tokens))});
-      if (role == "user") ++r.turn;
+      if (role == "user" && ++r.turn == 1) opening = i + 1;
     }
     r.prompt_tokens = total_tokens(r.prompt);
     if (json_has(j, "max_tokens")) {
@@ -93,6 +107,13 @@ Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& o
       previous_ms = std::max(previous_ms, ts);
     }
     last_ms = ts;
+    // Last, so a line skipped as bad (skip_bad_lines) opens no conversation.
+    if (r.turn > 0) {
+      r.conversation =
+          conversations
+              .try_emplace(opening_key(r, opening), static_cast<std::int64_t>(conversations.size()))
+              .first->second;
+    }
     r.output_content_id = content_id(kTraceOutputContent, static_cast<std::uint64_t>(line_no), 0);
     r.arrival = ms_to_ns(ts);
     keep_in_window(trace, options, std::move(r));

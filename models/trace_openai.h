@@ -24,7 +24,9 @@ struct OpenAiChatOptions : TraceReadOptions {
 };
 
 // `timestamp` (optional) is in milliseconds from the trace's start; max_completion_tokens is read
-// when max_tokens is absent; `user` becomes the session id; turn = number of user messages.
+// when max_tokens is absent; `user` becomes the session id; turn = number of user messages, and
+// requests that open with the same messages up to their first user message (and the same `user`)
+// are turns of one conversation.
 Trace read_openai_chat_trace(const std::string& path, const OpenAiChatOptions& options = {});
 
 // Characters of UTF-8 text (code points, not bytes).

@@ -67,6 +67,32 @@ TEST(OpenAiChatTrace, EachMessageIsASegmentAndResentHistoriesShareIt) {
   EXPECT_TRUE(std::equal(ha.begin(), ha.end(), hb.begin()));
 }
 
+TEST(OpenAiChatTrace, LaterTurnsJoinTheConversationTheirOpeningBegan) {
+  const auto line = [](const std::string& user, const std::string& first, bool second_turn) {
+    std::string messages = R"({"role": "system", "content": "be brief"}, )"
+                           R"({"role": "user", "content": ")" +
+                           first + "\"}";
+    if (second_turn) {
+      messages +=
+          R"(, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and?"})";
+    }
+    return R"({"messages": [)" + messages + "]" +
+           (user.empty() ? "" : R"(, "user": ")" + user + "\"") + "}\n";
+  };
+  const Trace t = read_openai_chat_trace(write_temp(
+      "conversations.jsonl", line("", "plan a trip", false) + line("", "fix my code", false) +
+                                 line("", "plan a trip", true) + line("bob", "plan a trip", true) +
+                                 R"({"messages": [{"role": "system", "content": "x"}]})"
+                                 "\n"));
+  ASSERT_EQ(t.requests.size(), 5u);
+  EXPECT_EQ(t.requests[0].conversation, 0);
+  EXPECT_EQ(t.requests[1].conversation, 1);
+  EXPECT_EQ(t.requests[2].conversation, 0) << "the same opening continues conversation 0";
+  EXPECT_EQ(t.requests[2].turn, 2);
+  EXPECT_EQ(t.requests[3].conversation, 2) << "another user's same opening is another chat";
+  EXPECT_EQ(t.requests[4].conversation, -1) << "no user message, no conversation";
+}
+
 TEST(OpenAiChatTrace, TimestampsAndBatchBodies) {
   const Trace t = read_openai_chat_trace(write_temp(
       "batch.jsonl",
