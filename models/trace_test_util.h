@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -16,8 +17,9 @@ namespace fleetsim::testing {
 // writing one path would read each other's half-written files.
 inline std::string write_temp(const std::string& name, const std::string& text) {
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string prefix =
+  std::string prefix =
       test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() + "." : "";
+  std::replace(prefix.begin(), prefix.end(), '/', '_');  // parameterized tests' names hold '/'
   const std::string path = ::testing::TempDir() + "/" + prefix + name;
   std::ofstream out(path, std::ios::binary);
   out << text;

@@ -121,6 +121,9 @@ class RoutingPolicy {
   // says otherwise (Python policies included); tests/contract_test.cc holds every built-in
   // policy that says false to it.
   virtual bool reads_engine_state() const { return true; }
+  // Whether pick() follows the prompt's content (its prefix blocks or leading segment), so that
+  // a workload whose prompts share nothing leaves it nothing to work with; the run then warns.
+  virtual bool follows_prompt_content() const { return false; }
 };
 
 using PolicyRegistry = Registry<RoutingPolicy, const PolicyContext&>;

@@ -47,6 +47,7 @@ TEST_P(EveryPolicy, CompletesEveryRequestWithoutLeaks) {
     hits += p.prefix_cache_hits;
   }
   EXPECT_GT(hits, 0) << "multi-turn chats must reuse some prefix";
+  EXPECT_TRUE(arm.warnings.empty()) << "a healthy run of shared prompts has no hazard to name";
 }
 
 TEST_P(EveryPolicy, SurvivesKvPressureWithPreemption) {

@@ -38,6 +38,7 @@ class AibrixPrefixPolicy : public RoutingPolicy {
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
 
   std::vector<BlockHash> prompt_blocks(const Request& request) const;
   // Pod index -> integer match percent for `hashes` among `allowed` pods (pods with no match

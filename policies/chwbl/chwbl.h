@@ -63,6 +63,7 @@ class ConsistentHashPolicy : public RoutingPolicy {
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return !key_is_session_; }
   void on_dispatched(const Request& request, int pod) override;
 
   // The key's hash for `request` ("prefix": first prompt segment + model; "session": session id).

@@ -35,6 +35,7 @@ class DynamoKvPolicy : public RoutingPolicy {
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
   void on_dispatched(const Request& request, int pod) override;
   void on_finished(const Request& request, int pod) override;
 

@@ -219,6 +219,14 @@ bool EppPolicy::reads_engine_state() const {
                      [](const auto& s) { return s.first->reads_engine_state(); });
 }
 
+bool EppPolicy::follows_prompt_content() const {
+  return std::any_of(filters_.begin(), filters_.end(),
+                     [](const auto& f) { return f->follows_prompt_content(); }) ||
+         std::any_of(scorers_.begin(), scorers_.end(), [](const auto& s) {
+           return s.first->follows_prompt_content() && s.second > 0;
+         });
+}
+
 int EppPolicy::pick(const Request& request, std::span<const PodState> live,
                     const RouteContext& ctx) {
   if (live.empty()) return -1;

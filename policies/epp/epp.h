@@ -36,6 +36,7 @@ class EppPolicy : public RoutingPolicy {
   // from their KV events, instead of the approximate index.
   bool wants_kv_events() const override { return precise_; }
   bool reads_engine_state() const override;
+  bool follows_prompt_content() const override;
   void on_kv_events(int pod, std::span<const KvEvent> events) override;
 
   // The prompt's prefix hashes as this EPP computes them. A pick and the dispatch after it read

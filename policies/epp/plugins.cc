@@ -28,6 +28,7 @@ namespace {
 class PrefixCacheAffinityFilter : public EppFilter {
  public:
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
   explicit PrefixCacheAffinityFilter(const EppPluginArgs& args)
       : threshold_(args.params->get_double("affinity_threshold")),
         explore_(args.params->get_double("affinity_explore_probability")),
@@ -148,6 +149,7 @@ class KvCacheUtilizationScorer : public EppScorer {
 class PrefixCacheScorer : public EppScorer {
  public:
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
   explicit PrefixCacheScorer(const EppPluginArgs&) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
     for (size_t k = 0; k < kept.size(); ++k) out[k] = cycle.prefix_score[kept[k]];
@@ -178,6 +180,7 @@ class LoadAwareScorer : public EppScorer {
 class NoHitLruScorer : public EppScorer {
  public:
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
   explicit NoHitLruScorer(const EppPluginArgs&) {}
   void score(const EppCycle& cycle, const Kept& kept, std::span<double> out) override {
     bool cold = true;

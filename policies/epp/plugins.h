@@ -29,6 +29,8 @@ class EppFilter {
   // Whether it reads the engines' own state (RoutingPolicy::reads_engine_state); true unless
   // the plug-in says otherwise.
   virtual bool reads_engine_state() const { return true; }
+  // As RoutingPolicy::follows_prompt_content.
+  virtual bool follows_prompt_content() const { return false; }
 };
 
 class EppScorer {
@@ -41,8 +43,9 @@ class EppScorer {
     (void)pod;
     (void)cold;
   }
-  // As EppFilter::reads_engine_state.
+  // As EppFilter::reads_engine_state and EppFilter::follows_prompt_content.
   virtual bool reads_engine_state() const { return true; }
+  virtual bool follows_prompt_content() const { return false; }
 };
 
 class EppPicker {

@@ -25,6 +25,7 @@ class HrwPolicy : public RoutingPolicy {
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return key_ == RequestKey::kPrefix; }
 
   // The weight of `pod_name` for key hash `key`: XXH3_64bits_withSeed(pod name, seed = key).
   static std::uint64_t score(std::uint64_t key, const std::string& pod_name);

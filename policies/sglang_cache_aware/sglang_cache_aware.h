@@ -39,6 +39,7 @@ class SglangCacheAwarePolicy : public RoutingPolicy {
   int pick(const Request& request, std::span<const PodState> candidates,
            const RouteContext& ctx) override;
   bool reads_engine_state() const override { return false; }
+  bool follows_prompt_content() const override { return true; }
 
   // The prompt's chained block hashes as the tree sees them.
   std::vector<BlockHash> prompt_blocks(const Request& request) const;

@@ -25,6 +25,7 @@
 #include "sim/fleet/failures.h"
 #include "sim/fleet/faults.h"
 #include "sim/fleet/gateway.h"
+#include "sim/fleet/hazards.h"
 #include "sim/fleet/parallel.h"
 #include "sim/fleet/pod.h"
 #include "sim/fleet/run_size.h"
@@ -722,8 +723,9 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   if (track_failures) {
     out.failures = failures.to_json(lost, retries, loop.now());
     out.warnings = failures.fail_fast_warnings(loop.now());
-    for (const std::string& w : out.warnings) spdlog::warn("arm '{}': {}", arm.name, w);
   }
+  if (auto w = content_hazard(gateway.policy(), out.summary)) out.warnings.push_back(*w);
+  for (const std::string& w : out.warnings) spdlog::warn("arm '{}': {}", arm.name, w);
   out.records = records.records();
   return out;
 }

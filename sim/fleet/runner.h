@@ -63,7 +63,8 @@ struct ArmResult {
   std::vector<RequestRecord> records;
   std::uint64_t events = 0;
   nlohmann::json failures;  // null unless the scenario has faults or health probes
-  // Hazards the figures alone hide (FailureTracker::fail_fast_warnings), said on stderr too.
+  // Hazards the figures alone hide (FailureTracker::fail_fast_warnings, content_hazard), said
+  // on stderr too.
   std::vector<std::string> warnings;
 };
 
