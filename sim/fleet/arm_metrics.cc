@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "sim/errors.h"
 #include "sim/named.h"
@@ -30,6 +31,12 @@ double turn_hit_rate(const ArmResult& a, bool first_turn) {
   return first_turn ? sum / static_cast<double>(n) : low;
 }
 
+// A statistic of no requests (warm TTFT where no conversation has a second turn) is undefined:
+// NaN, which the table prints as n/a and a campaign's "every metric defined" gate refuses.
+double of(const Percentiles& p, double Percentiles::*statistic) {
+  return p.count > 0 ? p.*statistic : std::numeric_limits<double>::quiet_NaN();
+}
+
 const GoodputSummary& goodput_of(const ArmResult& a) {
   if (!a.summary.goodput) {
     throw ScenarioError("arm " + a.name +
@@ -48,28 +55,28 @@ const std::vector<ArmMetric>& arm_metrics() {
        "hits / queries of the pods' prefix caches, in tokens, over the run",
        [](const ArmResult& a) { return 100.0 * a.summary.prefix_cache_reuse; }},
       {"ttft_p50_ms", "TTFT p50 ms", 0, "time to first token at the client, median",
-       [](const ArmResult& a) { return a.summary.ttft_ms.p50; }},
+       [](const ArmResult& a) { return of(a.summary.ttft_ms, &Percentiles::p50); }},
       {"ttft_p95_ms", "TTFT p95 ms", 0, "time to first token at the client, 95th percentile",
-       [](const ArmResult& a) { return a.summary.ttft_ms.p95; }},
+       [](const ArmResult& a) { return of(a.summary.ttft_ms, &Percentiles::p95); }},
       {"ttft_p99_ms", "TTFT p99 ms", 0, "time to first token at the client, 99th percentile",
-       [](const ArmResult& a) { return a.summary.ttft_ms.p99; }, false},
+       [](const ArmResult& a) { return of(a.summary.ttft_ms, &Percentiles::p99); }, false},
       {"ttft_mean_ms", "TTFT mean ms", 0, "time to first token at the client, mean",
-       [](const ArmResult& a) { return a.summary.ttft_ms.mean; }, false},
+       [](const ArmResult& a) { return of(a.summary.ttft_ms, &Percentiles::mean); }, false},
       {"warm_ttft_p50_ms", "warm TTFT p50 ms", 0, "TTFT of turns 2 and later, median",
-       [](const ArmResult& a) { return a.summary.warm_ttft_ms.p50; }},
+       [](const ArmResult& a) { return of(a.summary.warm_ttft_ms, &Percentiles::p50); }},
       {"warm_ttft_p95_ms", "warm TTFT p95 ms", 0, "TTFT of turns 2 and later, 95th percentile",
-       [](const ArmResult& a) { return a.summary.warm_ttft_ms.p95; }},
+       [](const ArmResult& a) { return of(a.summary.warm_ttft_ms, &Percentiles::p95); }},
       {"warm_e2e_p50_ms", "warm E2E p50 ms", 0, "end-to-end latency of turns 2 and later, median",
-       [](const ArmResult& a) { return a.summary.warm_e2e_ms.p50; }},
+       [](const ArmResult& a) { return of(a.summary.warm_e2e_ms, &Percentiles::p50); }},
       {"tpot_p50_ms", "TPOT p50 ms", 1, "time per output token after the first, median",
-       [](const ArmResult& a) { return a.summary.tpot_ms.p50; }},
+       [](const ArmResult& a) { return of(a.summary.tpot_ms, &Percentiles::p50); }},
       {"tpot_mean_ms", "TPOT mean ms", 1,
        "time per output token after the first, mean over requests (vLLM's benchmark 'Mean "
        "TPOT')",
-       [](const ArmResult& a) { return a.summary.tpot_ms.mean; }, false},
+       [](const ArmResult& a) { return of(a.summary.tpot_ms, &Percentiles::mean); }, false},
       {"max_itl_p95_ms", "max ITL p95 ms", 0,
        "each request's longest gap between streamed tokens, 95th percentile",
-       [](const ArmResult& a) { return a.summary.max_itl_ms.p95; }},
+       [](const ArmResult& a) { return of(a.summary.max_itl_ms, &Percentiles::p95); }},
       {"throughput_req_s", "throughput req/s", 2, "completed requests per second",
        [](const ArmResult& a) { return a.summary.throughput_req_s; }},
       {"output_tokens_per_s", "output tokens/s", 0, "generated tokens per second",
@@ -81,7 +88,11 @@ const std::vector<ArmMetric>& arm_metrics() {
        [](const ArmResult& a) { return static_cast<double>(a.summary.unfinished); }, false},
       {"same_pod_as_previous_turn_pct", "same pod as previous turn %", 1,
        "turns sent to the pod that served the conversation's previous turn",
-       [](const ArmResult& a) { return 100.0 * a.summary.routing.same_pod_as_previous_turn; }},
+       [](const ArmResult& a) {
+         const RoutingEvidence& e = a.summary.routing;
+         return e.later_turns > 0 ? 100.0 * e.same_pod_as_previous_turn
+                                  : std::numeric_limits<double>::quiet_NaN();
+       }},
       {"concentration_peak_mean", "concentration peak/mean", 2,
        "busiest pod's in-flight requests over the mean, averaged over samples",
        [](const ArmResult& a) { return a.summary.routing.concentration_ratio; }},

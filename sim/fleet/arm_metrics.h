@@ -15,6 +15,8 @@ struct ArmMetric {
   const char* label;  // row label of the result table
   int decimals;       // in the table
   const char* help;
+  // NaN where the figure is undefined for the arm (a percentile of no requests, the previous
+  // turn's pod where no conversation has two turns): n/a in the table, null in JSON.
   double (*value)(const ArmResult&);
   // false: defined only for some scenarios (per-turn figures; goodput needs an slo section),
   // so the table prints it apart or not at all.

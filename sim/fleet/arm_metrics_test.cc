@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "sim/errors.h"
@@ -44,10 +45,19 @@ TEST(ArmMetrics, SummaryFiguresReadTheSummary) {
   ArmResult a;
   a.summary.prefix_cache_reuse = 0.9;
   a.summary.warm_ttft_ms.p95 = 412;
+  a.summary.warm_ttft_ms.count = 20;
   a.summary.failed = 3;
   EXPECT_DOUBLE_EQ(arm_metric("prefix_cache_reuse_pct").value(a), 90.0);
   EXPECT_DOUBLE_EQ(arm_metric("warm_ttft_p95_ms").value(a), 412.0);
   EXPECT_DOUBLE_EQ(arm_metric("errors").value(a), 3.0);
+}
+
+TEST(ArmMetrics, AFigureOfNoRequestsIsUndefinedNotZero) {
+  ArmResult a;  // no second turns, no conversations of two turns
+  EXPECT_TRUE(std::isnan(arm_metric("warm_ttft_p50_ms").value(a)));
+  EXPECT_TRUE(std::isnan(arm_metric("same_pod_as_previous_turn_pct").value(a)));
+  a.summary.routing.later_turns = 4;
+  EXPECT_DOUBLE_EQ(arm_metric("same_pod_as_previous_turn_pct").value(a), 0.0);
 }
 
 TEST(ArmMetrics, TurnHitRatesSkipWarmUpAndFailedRequests) {

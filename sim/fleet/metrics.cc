@@ -144,6 +144,8 @@ void conversation_affinity(const std::vector<RequestRecord>& records, RoutingEvi
     }
     if (all_same) ++one_pod;
   }
+  e.later_turns = warm;
+  e.multi_turn = multi;
   e.same_pod_as_previous_turn =
       warm > 0 ? static_cast<double>(same) / static_cast<double>(warm) : 0;
   e.conversations_on_one_pod =

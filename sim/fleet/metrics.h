@@ -131,10 +131,12 @@ struct RoutingEvidence {
   double concentration_ratio = 0;      // mean over samples
   double concentration_ratio_max = 0;  // worst sample
   std::int64_t samples = 0;
-  // Turns 2+ that ran on the pod of the conversation's previous turn.
+  // Turns 2+ that ran on the pod of the conversation's previous turn, a share of later_turns.
   double same_pod_as_previous_turn = 0;
-  // Conversations (of 2+ turns) that ran every turn on one pod.
+  std::int64_t later_turns = 0;  // measured turns whose previous turn was measured too
+  // Conversations (of 2+ turns) that ran every turn on one pod, a share of multi_turn.
   double conversations_on_one_pod = 0;
+  std::int64_t multi_turn = 0;  // conversations with 2+ measured turns
 };
 
 // Samples the concentration ratio from in-flight counts per pod.

@@ -31,11 +31,17 @@ bool in_own_section(std::string_view name) {
          std::any_of(kGoodputMetrics.begin(), kGoodputMetrics.end(), named);
 }
 
+// null where the statistic is undefined (of no requests).
+nlohmann::json figure_json(double v, bool defined) {
+  return defined ? nlohmann::json(rounded(v)) : nlohmann::json();
+}
+
 nlohmann::json pct_json(const Percentiles& p) {
-  return {{"mean", rounded(p.mean)},
-          {"p50", rounded(p.p50)},
-          {"p95", rounded(p.p95)},
-          {"p99", rounded(p.p99)}};
+  const bool any = p.count > 0;
+  return {{"mean", figure_json(p.mean, any)},
+          {"p50", figure_json(p.p50, any)},
+          {"p95", figure_json(p.p95, any)},
+          {"p99", figure_json(p.p99, any)}};
 }
 
 nlohmann::json slo_json(const SloSpec& slo) {
@@ -94,6 +100,7 @@ nlohmann::json autoscaling_json(const AutoscalingSummary& a) {
 }  // namespace
 
 std::string fixed_text(double v, int decimals) {
+  if (std::isnan(v)) return "n/a";
   std::ostringstream os;
   os << std::fixed << std::setprecision(decimals) << v;
   return os.str();
@@ -135,8 +142,10 @@ nlohmann::json summary_json(const ArmSummary& s) {
       {"routing",
        {{"concentration_ratio", rounded(s.routing.concentration_ratio)},
         {"concentration_ratio_max", rounded(s.routing.concentration_ratio_max)},
-        {"same_pod_as_previous_turn", rounded(s.routing.same_pod_as_previous_turn)},
-        {"conversations_on_one_pod", rounded(s.routing.conversations_on_one_pod)}}},
+        {"same_pod_as_previous_turn",
+         figure_json(s.routing.same_pod_as_previous_turn, s.routing.later_turns > 0)},
+        {"conversations_on_one_pod",
+         figure_json(s.routing.conversations_on_one_pod, s.routing.multi_turn > 0)}}},
       {"policy_counters", counters},
       {"gateway_counters", gateway}};
   // Keys that exist only for fleets with pools and gateways with several replicas, so the
@@ -591,6 +600,19 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   }
 }
 
+namespace {
+
+// An empty field where the statistic is undefined (of no requests), as pandas reads a missing
+// value.
+std::string csv_figure(const Percentiles& p, double Percentiles::*statistic) {
+  if (p.count == 0) return "";
+  std::ostringstream os;
+  os << rounded(p.*statistic);
+  return os.str();
+}
+
+}  // namespace
+
 void write_summary_csv(std::ostream& os, const RunResult& r) {
   const bool goodput = has_goodput(r);
   os << "arm,policy,requests,completed,failed,unfinished,prefix_cache_reuse,ttft_p50_ms,"
@@ -601,10 +623,13 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
     const ArmSummary& s = a.summary;
     os << csv_field(a.name) << "," << csv_field(a.policy) << "," << s.requests << "," << s.completed
        << "," << s.failed << "," << s.unfinished << "," << rounded(s.prefix_cache_reuse) << ","
-       << rounded(s.ttft_ms.p50) << "," << rounded(s.ttft_ms.p95) << ","
-       << rounded(s.warm_ttft_ms.p50) << "," << rounded(s.warm_ttft_ms.p95) << ","
-       << rounded(s.warm_e2e_ms.p50) << "," << rounded(s.tpot_ms.p50) << ","
-       << rounded(s.throughput_req_s) << "," << rounded(s.output_tokens_per_s);
+       << csv_figure(s.ttft_ms, &Percentiles::p50) << ","
+       << csv_figure(s.ttft_ms, &Percentiles::p95) << ","
+       << csv_figure(s.warm_ttft_ms, &Percentiles::p50) << ","
+       << csv_figure(s.warm_ttft_ms, &Percentiles::p95) << ","
+       << csv_figure(s.warm_e2e_ms, &Percentiles::p50) << ","
+       << csv_figure(s.tpot_ms, &Percentiles::p50) << "," << rounded(s.throughput_req_s) << ","
+       << rounded(s.output_tokens_per_s);
     if (goodput) {
       os << "," << rounded(s.goodput->attainment) << "," << rounded(s.goodput->goodput_req_s);
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -311,6 +312,13 @@ std::vector<Replicate> run_replicates(const Scenario& base, const std::vector<st
   return out;
 }
 
+// A metric undefined in some replicate (n/a: a percentile of no requests) is NaN there.
+constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+
+bool all_finite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
 void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string>& metrics,
              const std::vector<Replicate>& reps) {
   const Params& p = s.campaign;
@@ -332,7 +340,8 @@ void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string
       MetricStats ms{metrics[m], series(a, m), {}, {}};
       ms.spread = spread(ms.values);
       Rng rng = make_rng(s.seed, "campaign/ci/" + s.arms[a].name + "/" + metrics[m]);
-      ms.ci = bca_interval(ms.values, r.confidence, resamples, rng);
+      ms.ci = all_finite(ms.values) ? bca_interval(ms.values, r.confidence, resamples, rng)
+                                    : Interval{kUndefined, kUndefined};
       stats.metrics.push_back(std::move(ms));
     }
     r.arms.push_back(std::move(stats));
@@ -346,6 +355,15 @@ void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string
       c.arm = s.arms[a].name;
       c.metric = metrics[m];
       c.baseline_mean = spread(base_v).mean;
+      if (!all_finite(base_v) || !all_finite(arm_v)) {
+        // The "every metric defined" gate refuses the campaign; nothing to test here.
+        c.diff = c.diff_pct = c.margin = kUndefined;
+        c.ci = {kUndefined, kUndefined};
+        c.tost.p_value = kUndefined;
+        c.finding = "undefined";
+        r.comparisons.push_back(c);
+        continue;
+      }
       std::vector<double> d(base_v.size());
       for (size_t i = 0; i < d.size(); ++i) d[i] = arm_v[i] - base_v[i];
       const Spread ds = spread(d);
