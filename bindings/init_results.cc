@@ -166,11 +166,11 @@ py::dict request_columns(const RunResult& r) {
       fin_p[i] = q.done ? ms_or_nan(q.finished) : kNaN;
       // The same arithmetic as summarize() (sim/fleet/metrics.cc), so percentiles recomputed
       // from these columns equal the summary's.
-      const bool ok = q.done && q.outcome == Outcome::kOk;
-      ttft_p[i] = ok && q.first_token >= 0 ? ns_to_ms(q.first_token - q.arrival) : kNaN;
-      e2e_p[i] = ok ? ns_to_ms(q.finished - q.arrival) : kNaN;
-      tpot_p[i] = ok && q.output_tokens > 1 ? tpot_ms(q) : kNaN;
-      itl_p[i] = ok && q.output_tokens > 1 ? ns_to_ms(q.max_itl) : kNaN;
+      const RequestLatencies l = latencies_of(q);
+      ttft_p[i] = l.ttft_ms;
+      e2e_p[i] = l.e2e_ms;
+      tpot_p[i] = l.tpot_ms;
+      itl_p[i] = l.max_itl_ms;
       prompt_p[i] = q.prompt_tokens;
       cached_p[i] = q.cached_tokens;
       out_p[i] = q.output_tokens;

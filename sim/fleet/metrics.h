@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,22 @@ struct RequestRecord {
 // formula behind the summaries, the per-pool summaries and the Python request columns.
 inline double tpot_ms(const RequestRecord& r) {
   return ns_to_ms(r.finished - r.first_token) / (r.output_tokens - 1);
+}
+
+// One request's latencies at the client, ms, NaN where undefined: all of them for a request that
+// did not complete, TPOT and max ITL for one of fewer than 2 output tokens. The arithmetic of
+// summarize(), so percentiles recomputed from requests.csv or the Python columns equal the
+// summary's.
+struct RequestLatencies {
+  double ttft_ms, e2e_ms, tpot_ms, max_itl_ms;
+};
+inline RequestLatencies latencies_of(const RequestRecord& r) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  if (!r.done || r.outcome != Outcome::kOk || r.first_token < 0)
+    return {kNone, kNone, kNone, kNone};
+  const bool streamed = r.output_tokens > 1;
+  return {ns_to_ms(r.first_token - r.arrival), ns_to_ms(r.finished - r.arrival),
+          streamed ? tpot_ms(r) : kNone, streamed ? ns_to_ms(r.max_itl) : kNone};
 }
 
 // Collects one record per request from the observer signals.

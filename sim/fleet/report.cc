@@ -602,13 +602,16 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
 
 namespace {
 
-// An empty field where the statistic is undefined (of no requests), as pandas reads a missing
-// value.
-std::string csv_figure(const Percentiles& p, double Percentiles::*statistic) {
-  if (p.count == 0) return "";
+// An empty field where a figure is undefined (NaN), as pandas reads a missing value.
+std::string csv_number(double v) {
+  if (std::isnan(v)) return "";
   std::ostringstream os;
-  os << rounded(p.*statistic);
+  os << v;
   return os.str();
+}
+
+std::string csv_figure(const Percentiles& p, double Percentiles::*statistic) {
+  return p.count == 0 ? "" : csv_number(rounded(p.*statistic));
 }
 
 }  // namespace
@@ -640,17 +643,20 @@ void write_summary_csv(std::ostream& os, const RunResult& r) {
 void write_requests_csv(std::ostream& os, const RunResult& r) {
   os << "arm,id,conversation,turn,pod,arrival_ms,dispatched_ms,first_token_ms,finished_ms,"
         "prompt_tokens,cached_tokens,output_tokens,status,attempts,measured,tier,slo_class,"
-        "tenant,max_itl_ms,prefill_pod\n";
+        "tenant,max_itl_ms,prefill_pod,ttft_ms,e2e_ms,tpot_ms\n";
   for (const auto& a : r.arms) {
     for (const auto& q : a.records) {
       if (q.arrival < 0) continue;
+      const RequestLatencies l = latencies_of(q);
       os << csv_field(a.name) << "," << q.id << "," << q.conversation << "," << q.turn << ","
          << q.pod << "," << ns_to_ms(q.arrival) << "," << ns_to_ms(q.dispatched) << ","
          << ns_to_ms(q.first_token) << "," << ns_to_ms(q.finished) << "," << q.prompt_tokens << ","
          << q.cached_tokens << "," << q.output_tokens << ","
          << (q.done ? outcome_name(q.outcome) : "unfinished") << "," << q.attempts << ","
          << (q.measured ? 1 : 0) << "," << csv_field(q.tier) << "," << csv_field(q.slo_class) << ","
-         << csv_field(q.tenant) << "," << ns_to_ms(q.max_itl) << "," << q.prefill_pod << "\n";
+         << csv_field(q.tenant) << "," << csv_number(l.max_itl_ms) << "," << q.prefill_pod << ","
+         << csv_number(l.ttft_ms) << "," << csv_number(l.e2e_ms) << "," << csv_number(l.tpot_ms)
+         << "\n";
     }
   }
 }

@@ -72,3 +72,24 @@ def test_an_interrupted_run_writes_nothing_and_exits_128_plus_the_signal(
     assert proc.returncode == code
     assert f"interrupted ({signal_name})" in stderr and "no result was written" in stderr
     assert not out.exists()
+
+
+def test_requests_csv_has_the_dataframes_latency_columns(cli, small_file, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    import fleetsim
+
+    out = tmp_path / "out"
+    assert run_cli(cli, "run", str(small_file), "--out", str(out)).returncode == 0
+    csv = pd.read_csv(out / "requests.csv")
+    frame = fleetsim.run(small_file).requests
+    assert len(csv) == len(frame)
+    for column in ("ttft_ms", "e2e_ms", "tpot_ms", "max_itl_ms"):
+        # The CSV keeps 6 significant digits; undefined figures are empty there and NaN here.
+        np.testing.assert_allclose(csv[column].to_numpy(), frame[column].to_numpy(),
+                                   rtol=1e-5, equal_nan=True, err_msg=column)
+    arm = fleetsim.run(small_file).arms[0]
+    measured = csv[(csv["measured"] == 1) & (csv["arm"] == arm.name)]
+    summary = arm.summary
+    assert measured["ttft_ms"].quantile(0.95) == pytest.approx(summary["ttft_ms"]["p95"], rel=1e-5)
