@@ -61,8 +61,21 @@ TEST_F(Campaign, ReplicatesAreSeedsInOrderAndArmsArePairedBySeed) {
   // is cached, so the difference in reuse is large and sure.
   const Comparison& reuse = find(r, "rr", "prefix_cache_reuse_pct");
   EXPECT_EQ(reuse.finding, "lower");
+  EXPECT_EQ(reuse.reading, "worse") << "less reuse is worse";
   EXPECT_LT(reuse.ci.high, 0);
   EXPECT_LT(reuse.diff, -reuse.margin);
+  // Holm never makes a p value smaller, and the smallest of m grows by m.
+  double smallest = 1, smallest_adjusted = 1;
+  for (const Comparison& c : r.comparisons) {
+    EXPECT_GE(c.diff_p_holm, c.diff_p) << c.metric;
+    EXPECT_GE(c.tost_p_holm, c.tost.p_value) << c.metric;
+    if (c.diff_p < smallest) {
+      smallest = c.diff_p;
+      smallest_adjusted = c.diff_p_holm;
+    }
+  }
+  EXPECT_DOUBLE_EQ(smallest_adjusted,
+                   std::min(1.0, static_cast<double>(r.comparisons.size()) * smallest));
 }
 
 TEST_F(Campaign, TwinArmsAreEquivalentAndPublishable) {

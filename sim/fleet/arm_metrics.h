@@ -10,6 +10,8 @@
 
 namespace fleetsim {
 
+enum class Better { kHigher, kLower, kNeither };
+
 struct ArmMetric {
   const char* name;   // as written in `measured:` and in validation checks
   const char* label;  // row label of the result table
@@ -21,6 +23,8 @@ struct ArmMetric {
   // false: defined only for some scenarios (per-turn figures; goodput needs an slo section),
   // so the table prints it apart or not at all.
   bool in_table = true;
+  // Which way is better, for a campaign's reading of a difference (neither: a routing trait).
+  Better better = Better::kHigher;
 };
 
 // In the result table's row order.

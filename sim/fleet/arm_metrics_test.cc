@@ -60,6 +60,19 @@ TEST(ArmMetrics, AFigureOfNoRequestsIsUndefinedNotZero) {
   EXPECT_DOUBLE_EQ(arm_metric("same_pod_as_previous_turn_pct").value(a), 0.0);
 }
 
+TEST(ArmMetrics, EveryMetricSaysWhichWayIsBetter) {
+  for (const ArmMetric& m : arm_metrics()) {
+    const std::string name = m.name;
+    const bool latency = name.size() > 3 && name.compare(name.size() - 3, 3, "_ms") == 0;
+    if (latency || name == "errors" || name == "unfinished") {
+      EXPECT_EQ(m.better, Better::kLower) << name;
+    }
+  }
+  EXPECT_EQ(arm_metric("prefix_cache_reuse_pct").better, Better::kHigher);
+  EXPECT_EQ(arm_metric("concentration_peak_mean").better, Better::kLower);
+  EXPECT_EQ(arm_metric("same_pod_as_previous_turn_pct").better, Better::kNeither);
+}
+
 TEST(ArmMetrics, TurnHitRatesSkipWarmUpAndFailedRequests) {
   ArmResult a;
   a.name = "epp";

@@ -319,6 +319,43 @@ bool all_finite(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
+// The findings, once every comparison is tested: Holm's adjustment over the family, then
+// practical equivalence first (a difference inside the margin is no difference, however sure
+// it is), then a difference, else inconclusive with the replicates that would decide it at the
+// family's strictest level (alpha / m, Bonferroni's bound on Holm's).
+void decide(std::vector<Comparison>& comparisons, double alpha) {
+  std::vector<size_t> tested;
+  std::vector<double> diff_p, tost_p;
+  for (size_t i = 0; i < comparisons.size(); ++i) {
+    if (comparisons[i].finding == "undefined") continue;
+    tested.push_back(i);
+    diff_p.push_back(comparisons[i].diff_p);
+    tost_p.push_back(comparisons[i].tost.p_value);
+  }
+  const std::vector<double> diff_holm = holm_adjusted(diff_p);
+  const std::vector<double> tost_holm = holm_adjusted(tost_p);
+  const double strictest = alpha / static_cast<double>(std::max<size_t>(1, tested.size()));
+  for (size_t k = 0; k < tested.size(); ++k) {
+    Comparison& c = comparisons[tested[k]];
+    c.diff_p_holm = diff_holm[k];
+    c.tost_p_holm = tost_holm[k];
+    if (c.tost_p_holm < alpha) {
+      c.finding = "equivalent";
+    } else if (c.diff_p_holm < alpha) {
+      c.finding = c.diff > 0 ? "higher" : "lower";
+      const Better better = arm_metric(c.metric).better;
+      if (better != Better::kNeither) {
+        c.reading = (c.diff > 0) == (better == Better::kHigher) ? "better" : "worse";
+      }
+    } else {
+      c.finding = "inconclusive";
+      const double gap =
+          std::abs(c.diff) < c.margin ? c.margin - std::abs(c.diff) : std::abs(c.diff);
+      c.replicates_needed = replicates_needed(c.diff_sd, gap, strictest, 10000);
+    }
+  }
+}
+
 void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string>& metrics,
              const std::vector<Replicate>& reps) {
   const Params& p = s.campaign;
@@ -373,21 +410,12 @@ void analyze(CampaignResult& r, const Scenario& s, const std::vector<std::string
       c.ci = bca_interval(d, r.confidence, resamples, rng);
       c.margin = r.margin_pct / 100.0 * std::abs(c.baseline_mean);
       c.tost = paired_tost(base_v, arm_v, c.margin, alpha);
-      // Practical equivalence first: a difference inside the margin is no difference, however
-      // sure it is.
-      if (c.tost.equivalent) {
-        c.finding = "equivalent";
-      } else if (c.ci.low > 0 || c.ci.high < 0) {
-        c.finding = c.diff > 0 ? "higher" : "lower";
-      } else {
-        c.finding = "inconclusive";
-        const double gap =
-            std::abs(c.diff) < c.margin ? c.margin - std::abs(c.diff) : std::abs(c.diff);
-        c.replicates_needed = replicates_needed(ds.sd, gap, alpha, 10000);
-      }
+      c.diff_p = paired_t_p(base_v, arm_v);
+      c.diff_sd = ds.sd;
       r.comparisons.push_back(c);
     }
   }
+  decide(r.comparisons, alpha);
 }
 
 void judge(CampaignResult& r, const Scenario& s, const std::vector<Replicate>& reps) {

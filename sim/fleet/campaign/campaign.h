@@ -91,10 +91,17 @@ struct Comparison {
   double baseline_mean = 0;
   double diff = 0;      // arm - baseline, mean of the per-seed differences
   double diff_pct = 0;  // of the baseline mean
+  double diff_sd = 0;   // sd of the per-seed differences
   Interval ci;          // BCa interval of the difference
   double margin = 0;    // the equivalence margin, in the metric's unit
   Tost tost;
-  std::string finding;        // equivalent, higher, lower, inconclusive
+  double diff_p = 1;  // paired t test of a difference, two-sided
+  // Holm-adjusted across the campaign's comparisons (the difference tests one family, the
+  // equivalence tests another): the findings read these, so six comparisons are not six chances.
+  double diff_p_holm = 1;
+  double tost_p_holm = 1;
+  std::string finding;        // equivalent, higher, lower, inconclusive, undefined
+  std::string reading;        // higher or lower: better or worse by the metric's direction
   int replicates_needed = 0;  // inconclusive only: about how many would decide it
 };
 

@@ -77,6 +77,10 @@ nlohmann::json campaign_json(const CampaignResult& r) {
         {"arm", cmp.arm},       {"metric", cmp.metric},       {"baseline_mean", cmp.baseline_mean},
         {"diff", cmp.diff},     {"diff_pct", cmp.diff_pct},   {"ci", interval(cmp.ci)},
         {"margin", cmp.margin}, {"tost_p", cmp.tost.p_value}, {"finding", cmp.finding}};
+    e["diff_p"] = cmp.diff_p;
+    e["diff_p_holm"] = cmp.diff_p_holm;
+    e["tost_p_holm"] = cmp.tost_p_holm;
+    if (!cmp.reading.empty()) e["reading"] = cmp.reading;
     if (cmp.finding == "inconclusive") e["replicates_needed"] = cmp.replicates_needed;
     j["comparisons"].push_back(e);
   }
@@ -133,14 +137,15 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
   }
   if (!r.comparisons.empty()) {
     os << "   against " << r.baseline << " (paired by seed; equivalent = within +-"
-       << fixed_text(r.margin_pct, 1) << "%, TOST):\n";
+       << fixed_text(r.margin_pct, 1) << "%, TOST; Holm-adjusted over " << r.comparisons.size()
+       << " comparisons):\n";
   }
   for (const auto& cmp : r.comparisons) {
     os << "   " << std::left << std::setw(14) << cmp.arm << std::setw(24) << cmp.metric
        << (cmp.diff >= 0 ? "+" : "") << shown(cmp.metric, cmp.diff) << " ("
        << (cmp.diff_pct >= 0 ? "+" : "") << fixed_text(cmp.diff_pct, 1) << "%) ["
        << shown(cmp.metric, cmp.ci.low) << ", " << shown(cmp.metric, cmp.ci.high) << "]  "
-       << cmp.finding;
+       << cmp.finding << (cmp.reading.empty() ? "" : ", " + cmp.reading);
     if (cmp.finding == "inconclusive") os << " (about " << cmp.replicates_needed << " replicates)";
     os << "\n";
   }
@@ -151,6 +156,14 @@ void write_campaign_report(std::ostream& os, const CampaignResult& r) {
   os << "verdict: " << r.verdict;
   if (r.verdict == "ADD_REPLICATES") os << " (run about " << r.suggested_replicates << ")";
   os << "\n";
+  // Seeds vary only what the simulator draws: arrival times and lengths, never a real fleet's
+  // noise (clocks, kernels, networks), so the spread here is a floor under a real campaign's.
+  os << "note: simulated; replicates differ by seed only, so a real campaign's spread is larger:\n"
+     << "      plan at least " << r.seeds.size() << " replicates for it"
+     << (r.calibrate.knee
+             ? ", at loads up to the knee (" + r.calibrate.path + " = " + *r.calibrate.knee + ")"
+             : "")
+     << "\n";
 }
 
 }  // namespace fleetsim

@@ -5,6 +5,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <numeric>
 
 #include "sim/errors.h"
 #include "sim/fleet/metrics.h"
@@ -92,6 +93,30 @@ Tost paired_tost(const std::vector<double>& a, const std::vector<double>& b, dou
   t.p_value = std::max(p_low, p_high);
   t.equivalent = t.p_value < alpha;
   return t;
+}
+
+double paired_t_p(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d(a.size());
+  for (size_t i = 0; i < a.size(); ++i) d[i] = b[i] - a[i];
+  const Spread s = spread(d);
+  const double se = s.sd / std::sqrt(static_cast<double>(s.n));
+  if (se == 0) return s.mean == 0 ? 1.0 : 0.0;
+  const boost::math::students_t dist(s.n - 1);
+  return 2 * boost::math::cdf(boost::math::complement(dist, std::abs(s.mean) / se));
+}
+
+std::vector<double> holm_adjusted(const std::vector<double>& p) {
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+  std::vector<double> out(p.size());
+  double running = 0;
+  const auto m = static_cast<double>(p.size());
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    running = std::max(running, std::min(1.0, (m - static_cast<double>(rank)) * p[order[rank]]));
+    out[order[rank]] = running;
+  }
+  return out;
 }
 
 int replicates_needed(double sd, double gap, double alpha, int cap) {

@@ -44,6 +44,16 @@ struct Tost {
 Tost paired_tost(const std::vector<double>& a, const std::vector<double>& b, double margin,
                  double alpha);
 
+// Two-sided p value of the paired t test that the mean of d_i = b_i - a_i is 0 (Student 1908);
+// identical pairs give 0 when their difference is not 0 and 1 when it is.
+double paired_t_p(const std::vector<double>& a, const std::vector<double>& b);
+
+// Holm's step-down adjustment of p values for a family of tests (Holm, "A simple sequentially
+// rejective multiple test procedure", Scand. J. Statist. 1979): sorted ascending, the i-th of m
+// becomes max over j <= i of min(1, (m - j + 1) p_(j)); a test rejects at level alpha when its
+// adjusted p is below alpha, which holds the family-wise error rate at alpha. In input order.
+std::vector<double> holm_adjusted(const std::vector<double>& p);
+
 // Replicates a paired comparison needs before its (1 - 2 alpha) t interval can clear `gap` (the
 // distance it must shrink below), given the differences' sd: the smallest n with
 // t(1 - alpha, n - 1) sd / sqrt(n) < gap; `cap` when even that many would not.

@@ -1,5 +1,6 @@
 #include "sim/fleet/campaign/replicate_stats.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,6 +69,24 @@ TEST(ReplicateStats, TostOnPairedDifferences) {
   EXPECT_TRUE(paired_tost(a, {10.5, 10.5, 10.5, 10.5, 10.5}, 1, 0.05).equivalent);
   EXPECT_FALSE(paired_tost(a, {12, 12, 12, 12, 12}, 1, 0.05).equivalent);
   EXPECT_TRUE(paired_tost({0, 0}, {0, 0}, 0, 0.05).equivalent);
+}
+
+TEST(ReplicateStats, PairedTTestOfADifference) {
+  // Differences 1..5: t = 3 / 0.7071 = 4.243 on 4 degrees of freedom, two-sided p = 0.013236
+  // (scipy.stats.t.sf(4.243, 4) * 2).
+  EXPECT_NEAR(paired_t_p({10, 10, 10, 10, 10}, {11, 12, 13, 14, 15}), 0.0132356, 1e-6);
+  EXPECT_DOUBLE_EQ(paired_t_p({1, 2}, {1, 2}), 1.0);
+  EXPECT_DOUBLE_EQ(paired_t_p({1, 2}, {2, 3}), 0.0);
+}
+
+TEST(ReplicateStats, HolmMultipliesTheSmallestPByTheFamilySizeAndNeverReordersThem) {
+  // Sorted 0.01, 0.02, 0.04, 0.30 of m = 4: 0.04, 0.06, 0.08, 0.30 (each at least the one before).
+  EXPECT_THAT(holm_adjusted({0.04, 0.30, 0.01, 0.02}),
+              ::testing::Pointwise(::testing::DoubleNear(1e-12), {0.08, 0.30, 0.04, 0.06}));
+  // A large p early in the order is carried up to later ones; the result never exceeds 1.
+  EXPECT_THAT(holm_adjusted({0.5, 0.6}),
+              ::testing::Pointwise(::testing::DoubleNear(1e-12), {1.0, 1.0}));
+  EXPECT_THAT(holm_adjusted({}), ::testing::IsEmpty());
 }
 
 TEST(ReplicateStats, ReplicatesNeededShrinkTheIntervalBelowTheGap) {
