@@ -10,6 +10,7 @@ into an existing Axes (and return its figure).
 - :func:`pod_load`          in-flight requests per pod over time, one panel per arm
 - :func:`sweep_curves`      throughput and TTFT p95 (or any summary columns) vs a swept parameter
 - :func:`failure_timeline`  request outcomes over time per arm, for whatever statuses exist
+- :func:`campaign_intervals` a campaign's differences from its baseline, with their intervals
 """
 
 from __future__ import annotations
@@ -293,4 +294,46 @@ def failure_timeline(
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes[-1].set_xlabel("simulated time (s)")
     fig.suptitle(f"{result.scenario.name}: request outcomes over time")
+    return fig
+
+
+# Finding colours: better green, worse red, no difference grey, undecided amber.
+_READING_COLOURS = {"better": "#4c9a2a", "worse": "#d62728", "equivalent": "#7f7f7f",
+                    "inconclusive": "#f2b134"}
+
+
+def campaign_intervals(campaign: dict) -> Figure:
+    """A campaign's comparisons (``fleetsim.campaign(...)``): per metric, each arm's difference
+    from the baseline in percent of the baseline's mean, with its BCa interval as a bar, the
+    equivalence margin shaded, and the finding as the marker's colour (better, worse,
+    equivalent, inconclusive) and label. Undefined comparisons are left out."""
+    comparisons = [c for c in campaign.get("comparisons", []) if c["finding"] != "undefined"]
+    if not comparisons:
+        raise ValueError("the campaign has no defined comparison to draw (one arm, or every "
+                         "metric undefined)")
+    metrics = list(dict.fromkeys(c["metric"] for c in comparisons))
+    fig = Figure(figsize=(7.0, 1.2 + 1.1 * len(comparisons)), layout="constrained")
+    axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+    margin = campaign["equivalence_margin_pct"]
+    for ax, metric in zip(axes, metrics):
+        rows = [c for c in comparisons if c["metric"] == metric]
+        ax.axvspan(-margin, margin, color="#dddddd", zorder=0)
+        ax.axvline(0, color="black", lw=0.8)
+        for y, c in enumerate(rows):
+            scale = 100.0 / abs(c["baseline_mean"]) if c["baseline_mean"] else 0.0
+            low, high = (v * scale for v in c["ci"])
+            mid = c["diff"] * scale
+            label = c.get("reading") or c["finding"]
+            colour = _READING_COLOURS.get(label, "#1f77b4")
+            ax.errorbar(mid, y, xerr=[[mid - low], [high - mid]], fmt="o", color=colour,
+                        capsize=3)
+            ax.annotate(f"{c['finding']}" + (f", {c['reading']}" if c.get("reading") else ""),
+                        (mid, y), xytext=(0, 7), textcoords="offset points", ha="center",
+                        fontsize="small", color=colour)
+        ax.set_yticks(range(len(rows)), [c["arm"] for c in rows])
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_title(metric, loc="left", fontsize="medium")
+        ax.set_xlabel(f"difference from {campaign['baseline']} (% of its mean)")
+    fig.suptitle(f"{campaign['scenario']}: {len(campaign['seeds'])} replicates, "
+                 f"{100 * campaign['confidence']:.0f}% intervals, margin ±{margin:g}% shaded")
     return fig

@@ -91,3 +91,17 @@ def test_plot_does_not_touch_pyplot():
 
     code = "import fleetsim.plot, sys; assert 'matplotlib.pyplot' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_campaign_intervals_draw_each_comparison(flagship, tmp_path):
+    campaign = fleetsim.campaign(flagship, {"workload.conversations": 12}, replicates=3)
+    fig = plot.campaign_intervals(campaign)
+    _renders(fig, tmp_path, "campaign")
+    metrics = {c["metric"] for c in campaign["comparisons"]}
+    assert len(fig.axes) == len(metrics)
+    labels = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert len(labels) == len(campaign["comparisons"])
+    assert all(label.split(",")[0] in {"higher", "lower", "equivalent", "inconclusive"}
+               for label in labels)
+    with pytest.raises(ValueError, match="no defined comparison"):
+        plot.campaign_intervals({**campaign, "comparisons": []})
