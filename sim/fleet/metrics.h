@@ -199,7 +199,8 @@ struct SloClassGoodput {
 struct PercentileOutcome {
   std::string key;  // p95_ttft_ms
   double target_ms = 0;
-  double value_ms = 0;  // +inf when more requests failed than the percentile leaves out
+  // +inf when more requests failed than the percentile leaves out; NaN (not met) of no requests
+  double value_ms = 0;
   bool met = false;
 };
 

@@ -194,7 +194,7 @@ nlohmann::json summary_json(const ArmSummary& s) {
             {{"metric", p.key},
              {"target_ms", p.target_ms},
              {"value_ms",
-              std::isinf(p.value_ms) ? nlohmann::json() : nlohmann::json(rounded(p.value_ms))},
+              std::isfinite(p.value_ms) ? nlohmann::json(rounded(p.value_ms)) : nlohmann::json()},
              {"met", p.met}});
       }
       out["goodput"]["percentile_targets"] = targets;

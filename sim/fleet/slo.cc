@@ -59,9 +59,10 @@ double figure_ms(const RequestRecord& r, const std::string& figure) {
   return ns_to_ms(r.finished - r.arrival);
 }
 
-// The type-7 quantile (as every percentile fleetsim reports) of values that may hold +inf.
+// The type-7 quantile (as every percentile fleetsim reports) of values that may hold +inf; NaN
+// (undefined, so not met) of no values.
 double quantile_with_misses(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(values.begin(), values.end());
   const double h = q * static_cast<double>(values.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(h));
@@ -81,7 +82,7 @@ std::vector<PercentileOutcome> percentile_outcomes(const std::vector<RequestReco
       if (const double v = figure_ms(r, t.figure); !std::isnan(v)) values.push_back(v);
     }
     const double value = quantile_with_misses(std::move(values), t.quantile);
-    out.push_back({t.key, t.max_ms, value, value <= t.max_ms});
+    out.push_back({t.key, t.max_ms, value, !std::isnan(value) && value <= t.max_ms});
   }
   return out;
 }

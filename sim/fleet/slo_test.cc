@@ -151,5 +151,14 @@ TEST(SloPercentiles, AFailedRequestIsAMissThatPushesThePercentileUp) {
   EXPECT_DOUBLE_EQ(g.attainment, 0.95);  // with no per-request target, good = completed
 }
 
+TEST(SloPercentiles, APercentileOfNoRequestsIsUndefinedAndNotMet) {
+  const SloSpec s = slo_from("{p50_tpot_ms: 300}");
+  // One-token answers have no TPOT.
+  const GoodputSummary g = summarize_goodput({request(10, 1, 1), request(20, 1, 1)}, s, 1.0);
+  ASSERT_EQ(g.percentiles.size(), 1u);
+  EXPECT_TRUE(std::isnan(g.percentiles[0].value_ms));
+  EXPECT_FALSE(g.percentiles_met());
+}
+
 }  // namespace
 }  // namespace fleetsim
