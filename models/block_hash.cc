@@ -22,18 +22,28 @@ std::int32_t total_tokens(std::span<const Segment> segments) {
   return static_cast<std::int32_t>(n);
 }
 
-std::vector<BlockHash> hash_blocks(std::span<const Segment> segments, std::int32_t block_size,
-                                   BlockHash root) {
+namespace {
+
+// Appends to `out` the hashes of the full blocks of `segments` after their first `skip_blocks`
+// blocks, whose last hash is `prev` (the root when none is skipped).
+void append_block_hashes(std::span<const Segment> segments, std::int32_t block_size,
+                         std::int64_t skip_blocks, BlockHash prev, std::vector<BlockHash>& out) {
   if (block_size <= 0) throw InternalError("block size must be positive");
-  std::vector<BlockHash> out;
   out.reserve(static_cast<size_t>(total_tokens(segments) / block_size));
   XXH3_state_t* state = XXH3_createState();
-  BlockHash prev = root;
   std::int32_t in_block = 0;
   XXH3_64bits_reset(state);
   XXH3_64bits_update(state, &prev, sizeof prev);
+  std::int64_t skip_tokens = skip_blocks * block_size;
   for (const auto& seg : segments) {
-    std::int32_t offset = 0;
+    if (skip_tokens >= seg.tokens) {
+      skip_tokens -= seg.tokens;
+      continue;
+    }
+    // Blocks start at token multiples of block_size, so resuming at a block boundary inside a
+    // segment cuts it into the same spans as hashing it from the start.
+    auto offset = static_cast<std::int32_t>(skip_tokens);
+    skip_tokens = 0;
     while (offset < seg.tokens) {
       const std::int32_t take = std::min(seg.tokens - offset, block_size - in_block);
       // A span (content, offset, length) stands for those tokens exactly.
@@ -52,6 +62,24 @@ std::vector<BlockHash> hash_blocks(std::span<const Segment> segments, std::int32
     }
   }
   XXH3_freeState(state);
+}
+
+bool starts_with(std::span<const Segment> all, std::span<const Segment> prefix) {
+  if (prefix.size() > all.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (all[i].content_id != prefix[i].content_id || all[i].tokens != prefix[i].tokens) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<BlockHash> hash_blocks(std::span<const Segment> segments, std::int32_t block_size,
+                                   BlockHash root) {
+  std::vector<BlockHash> out;
+  append_block_hashes(segments, block_size, 0, root, out);
   return out;
 }
 
@@ -61,6 +89,38 @@ void compute_block_hashes(Request& request, std::int32_t block_size) {
   request.block_hashes =
       std::make_shared<const std::vector<BlockHash>>(hash_blocks(all, block_size));
   request.hash_block_size = block_size;
+}
+
+RequestHasher::RequestHasher(std::int32_t block_size, std::size_t slots)
+    : block_size_(block_size), slots_(std::max<std::size_t>(slots, 1)) {
+  if (block_size <= 0) throw InternalError("block size must be positive");
+}
+
+void RequestHasher::hash(Request& request) {
+  scratch_.assign(request.prompt.begin(), request.prompt.end());
+  scratch_.push_back(Segment{request.output_content_id, request.output_tokens});
+  auto hashes = std::make_shared<std::vector<BlockHash>>();
+  Slot* slot = nullptr;
+  if (request.conversation >= 0) {
+    slot = &slots_[static_cast<std::size_t>(request.conversation) % slots_.size()];
+  }
+  if (slot != nullptr && slot->conversation == request.conversation &&
+      starts_with(scratch_, slot->segments)) {
+    const std::vector<BlockHash>& known = *slot->hashes;
+    hashes->reserve(static_cast<size_t>(total_tokens(scratch_) / block_size_));
+    hashes->assign(known.begin(), known.end());
+    append_block_hashes(scratch_, block_size_, static_cast<std::int64_t>(known.size()),
+                        known.empty() ? kDefaultRootHash : known.back(), *hashes);
+  } else {
+    append_block_hashes(scratch_, block_size_, 0, kDefaultRootHash, *hashes);
+  }
+  request.block_hashes = hashes;
+  request.hash_block_size = block_size_;
+  if (slot != nullptr) {
+    slot->conversation = request.conversation;
+    slot->segments.swap(scratch_);
+    slot->hashes = std::move(hashes);
+  }
 }
 
 }  // namespace fleetsim

@@ -129,5 +129,56 @@ TEST(BlockHash, ComputeBlockHashesCoversPromptAndOutput) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ((*r.block_hashes)[i], prompt_only[i]) << i;
 }
 
+Request chat_turn(std::int64_t conversation, std::vector<Segment> prompt, std::uint64_t answer,
+                  std::int32_t answer_tokens) {
+  Request r;
+  r.conversation = conversation;
+  r.prompt = std::move(prompt);
+  r.prompt_tokens = total_tokens(r.prompt);
+  r.output_content_id = answer;
+  r.output_tokens = answer_tokens;
+  return r;
+}
+
+std::vector<BlockHash> from_scratch(Request r) {
+  compute_block_hashes(r, 16);
+  return *r.block_hashes;
+}
+
+TEST(RequestHasher, ATurnThatResendsItsHistoryHashesAsFromScratch) {
+  RequestHasher hasher(16);
+  // Turn 2 resends turn 1's prompt and answer; the answer ends inside a block (40+30+21 tokens).
+  Request t1 = chat_turn(7, {{kSys, 40}, {kQ1, 30}}, kAns, 21);
+  Request t2 = chat_turn(7, {{kSys, 40}, {kQ1, 30}, {kAns, 21}, {kQ2, 50}}, kAns + 1, 9);
+  const std::vector<Request> turns = {t1, t2};
+  for (Request r : turns) {
+    hasher.hash(r);
+    EXPECT_EQ(r.hash_block_size, 16);
+    EXPECT_EQ(*r.block_hashes, from_scratch(r));
+  }
+}
+
+TEST(RequestHasher, AHistoryThatDiffersIsHashedFromTheStart) {
+  RequestHasher hasher(16);
+  Request t1 = chat_turn(3, {{kSys, 40}, {kQ1, 30}}, kAns, 40);
+  hasher.hash(t1);
+  // The answer was cut short (a failed turn): the next prompt holds 20 of its 40 tokens.
+  Request t2 = chat_turn(3, {{kSys, 40}, {kQ1, 30}, {kAns, 20}, {kQ2, 10}}, kAns + 1, 5);
+  hasher.hash(t2);
+  EXPECT_EQ(*t2.block_hashes, from_scratch(t2));
+}
+
+TEST(RequestHasher, ConversationsSharingASlotAndRequestsWithoutOneHashCorrectly) {
+  RequestHasher hasher(16, 1);  // every conversation maps to the one slot
+  std::vector<Request> requests = {chat_turn(1, {{kSys, 64}}, kAns, 16),
+                                   chat_turn(2, {{kSys, 64}, {kAns, 16}}, kAns, 16),
+                                   chat_turn(1, {{kSys, 64}, {kAns, 16}, {kQ1, 8}}, kAns + 2, 30),
+                                   chat_turn(-1, {{kSys, 64}, {kAns, 16}}, kAns, 3)};
+  for (Request& r : requests) {
+    hasher.hash(r);
+    EXPECT_EQ(*r.block_hashes, from_scratch(r));
+  }
+}
+
 }  // namespace
 }  // namespace fleetsim

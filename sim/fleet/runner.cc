@@ -573,11 +573,12 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   wctx.seed = s.seed;
   wctx.block_size = block_size;
   wctx.model = s.fleet.model;
+  RequestHasher hasher(block_size);
   wctx.submit = [&](Request r) {
     r.id = next_id++;
     r.model = s.fleet.model;
     r.arrival = loop.now();
-    compute_block_hashes(r, block_size);
+    hasher.hash(r);
     gateway.submit(std::make_shared<Request>(std::move(r)));
   };
   const auto entry = WorkloadRegistry::instance().get(s.workload_type, "workload");
