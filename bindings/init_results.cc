@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -36,12 +37,32 @@ struct ArmHandle {
   const nlohmann::json& json() const { return data->json["arms"][index]; }
 };
 
-ResultPtr run(const py::object& scenario, int threads, const py::object& overrides) {
+// What `timeline` and `timeline_window` of run() ask for, as `fleetsim run --timeline` takes it.
+TimelineOptions timeline_options(bool timeline, const py::object& window, std::int64_t max_events) {
+  TimelineOptions o;
+  o.enabled = timeline;
+  if (max_events < 1) throw py::value_error("timeline_max_events must be >= 1");
+  o.max_events = max_events;
+  if (window.is_none()) return o;
+  const auto [from, to] = window.cast<std::pair<double, double>>();
+  if (!(from >= 0 && from < to && to <= 1e9)) {
+    throw py::value_error(
+        "timeline_window: expected (from_s, to_s) with 0 <= from_s < to_s <= 1e9, got (" +
+        std::to_string(from) + ", " + std::to_string(to) + ")");
+  }
+  o.from = sec_to_ns(from);
+  o.to = sec_to_ns(to);
+  return o;
+}
+
+ResultPtr run(const py::object& scenario, int threads, const py::object& overrides, bool timeline,
+              const py::object& timeline_window, std::int64_t timeline_max_events) {
   if (threads < 0) throw py::value_error("threads must be >= 0 (0 = one per arm)");
   auto data = std::make_shared<ResultData>();
   data->scenario = load_any(scenario, overrides);
+  Scenario s = data->scenario->scenario;
+  s.timeline = timeline_options(timeline, timeline_window, timeline_max_events);
   // Python policies take the GIL back for their own calls (init_policies.cc).
-  const Scenario& s = data->scenario->scenario;
   data->run = run_interruptible([&] { return run_scenario(s, threads); });
   data->json = result_json(data->run, s);
   // The hazards the CLI says on stderr, as Python warnings (filterable, testable).
@@ -391,6 +412,19 @@ void init_results(py::module_& m) {
           "one. "
           "The rows fleetsim.sweep() collects.")
       .def(
+          "timeline_json",
+          [](const ResultData& d) {
+            if (std::none_of(d.run.arms.begin(), d.run.arms.end(),
+                             [](const ArmResult& a) { return a.timeline != nullptr; })) {
+              throw py::value_error("this run recorded no timeline: run(..., timeline=True)");
+            }
+            std::ostringstream os;
+            write_timeline_json(os, d.run);
+            return os.str();
+          },
+          "The trace `fleetsim run --timeline` writes (Chrome/Perfetto trace-event JSON), of a "
+          "run(..., timeline=True); write it to a file and open it in ui.perfetto.dev.")
+      .def(
           "table",
           [](const ResultData& d) {
             std::ostringstream os;
@@ -406,10 +440,15 @@ void init_results(py::module_& m) {
   refuse_bare_new(m.attr("Result"), "fleetsim.run() returns one.");
 
   m.def("run", &run, py::arg("scenario"), py::arg("threads") = 0, py::arg("overrides") = py::none(),
+        py::arg("timeline") = false, py::arg("timeline_window") = py::none(),
+        py::arg("timeline_max_events") = TimelineOptions{}.max_events,
         "Runs a scenario and returns its Result.\n\n"
         "scenario: a Scenario, or anything fleetsim.load() accepts (path, YAML text, dict).\n"
         "threads: threads for the arms (0 = one per arm); results do not depend on it.\n"
         "overrides: {dotted.path: value} applied first (as `--set`).\n"
+        "timeline: also record the Perfetto trace of `fleetsim run --timeline` "
+        "(Result.timeline_json(), docs/timeline.md); timeline_window: (from_s, to_s) of "
+        "simulated time it keeps; timeline_max_events: where it stops recording.\n"
         "The GIL is released while the simulation runs; Python routing policies take it back "
         "for their own calls.");
 }

@@ -59,12 +59,22 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string seed;  // empty: the scenario's
   int threads = 0;
+  std::string timeline;  // empty: none
+  std::string timeline_window = ":";
+  std::int64_t timeline_max_events = TimelineOptions{}.max_events;
 };
 
 int cmd_run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
   if (!o.seed.empty()) sets.push_back("seed=" + o.seed);
-  const Scenario s = load_scenario(o.scenario, sets);
+  Scenario s = load_scenario(o.scenario, sets);
+  if (!o.timeline.empty()) {
+    const auto [from, to] = cli::window_bounds(o.timeline_window);
+    s.timeline.enabled = true;
+    s.timeline.from = sec_to_ns(from);
+    s.timeline.to = std::isinf(to) ? INT64_MAX : sec_to_ns(to);
+    s.timeline.max_events = o.timeline_max_events;
+  }
   spdlog::info("running {} ({} arms, {} x {} with {})", s.name, s.arms.size(), s.fleet.pods,
                s.fleet.gpu, s.fleet.model);
   const RunResult r = run_scenario(s, o.threads);
@@ -89,6 +99,12 @@ int cmd_run(const RunOptions& o) {
     files.stage(fs::path(o.out_dir) / "requests.csv", requests.str());
     files.commit();
     spdlog::info("wrote result.json, summary.csv, requests.csv to {}", o.out_dir);
+  }
+  if (!o.timeline.empty()) {
+    std::ostringstream trace;
+    write_timeline_json(trace, r);
+    write_output_file(o.timeline, trace.str());
+    spdlog::info("wrote the timeline to {} (open it in ui.perfetto.dev)", o.timeline);
   }
   return 0;
 }
@@ -393,6 +409,18 @@ int main(int argc, char** argv) {
                       "override a field by dotted path: PATH=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "threads for arms (0 = one per arm)")
       ->check(cli::threads_check());
+  run_cmd->add_option("--timeline", run.timeline,
+                      "also write a trace of every pod's engine steps and every request's life "
+                      "to this file (Chrome/Perfetto trace-event JSON)");
+  run_cmd
+      ->add_option("--timeline-window", run.timeline_window,
+                   "the part of the run the timeline keeps, in simulated seconds FROM:TO")
+      ->check(cli::window_check());
+  run_cmd
+      ->add_option("--timeline-max-events", run.timeline_max_events,
+                   "trace events the timeline keeps at most; recording stops there, with a "
+                   "warning")
+      ->check(cli::integer_in(1, 100'000'000));
 
   SweepOptions sweep;
   CLI::App* sweep_cmd =

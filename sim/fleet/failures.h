@@ -38,13 +38,16 @@ class FailureTracker : public FleetObserver {
   // probes mark it down (or until `end`). One sentence per such fault; none otherwise.
   std::vector<std::string> fail_fast_warnings(TimeNs end) const;
 
- private:
   struct Fault {
     std::string kind, target;
     TimeNs at = 0;
     std::vector<int> pods;
     TimeNs back_at = -1;  // restart ready time / end of the outage
   };
+  // Every scheduled fault, those after the run's end too.
+  const std::vector<Fault>& faults() const { return faults_; }
+
+ private:
   struct Event {
     TimeNs t;
     int pod;

@@ -534,6 +534,8 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   }
   WindowStart window(pods);
   observers.add(&window);
+  std::optional<TimelineRecorder> timeline;
+  if (s.timeline.enabled) observers.add(&timeline.emplace(s.timeline, pods));
   // Simulated time past its limit is a figure of the scenario far too large: name the file and
   // the arm, as the events that reach it know neither.
   const auto simulate = [&](const std::function<void()>& step) {
@@ -727,6 +729,17 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
   }
   if (auto w = content_hazard(gateway.policy(), out.summary)) out.warnings.push_back(*w);
   for (const std::string& w : out.warnings) spdlog::warn("arm '{}': {}", arm.name, w);
+  if (timeline) {
+    out.timeline = std::make_shared<const Timeline>(
+        timeline->finish(loop.now(), track_failures ? &failures : nullptr));
+    if (out.timeline->stopped_at >= 0) {
+      spdlog::warn(
+          "arm '{}': the timeline stopped recording at {:.3f} s, after {} events "
+          "(--timeline-window keeps a part of the run, --timeline-max-events raises the "
+          "limit)",
+          arm.name, ns_to_sec(out.timeline->stopped_at), out.timeline->events);
+    }
+  }
   out.records = records.records();
   return out;
 }

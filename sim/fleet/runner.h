@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "policies/policy.h"
 #include "sim/fleet/metrics.h"
 #include "sim/fleet/scenario.h"
+#include "sim/fleet/timeline.h"
 
 namespace fleetsim {
 
@@ -66,6 +68,8 @@ struct ArmResult {
   // Hazards the figures alone hide (FailureTracker::fail_fast_warnings, content_hazard), said
   // on stderr too.
   std::vector<std::string> warnings;
+  // What the pods and requests did, when the scenario asks for it (Scenario::timeline).
+  std::shared_ptr<const Timeline> timeline;
 };
 
 struct RunResult {

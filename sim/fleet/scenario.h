@@ -14,6 +14,7 @@
 #include "sim/fleet/gpu_sharing.h"
 #include "sim/fleet/pod_role.h"
 #include "sim/fleet/slo.h"
+#include "sim/fleet/timeline_options.h"
 #include "sim/params.h"
 
 namespace fleetsim {
@@ -108,6 +109,8 @@ struct Scenario {
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
   // Where each of those values is written ("file:line: sweep.vary.PATH[i]"), same shape.
   std::vector<std::vector<std::string>> sweep_where;
+  // The timeline each arm records (`fleetsim run --timeline`); not a field of the file.
+  TimelineOptions timeline;
 };
 
 // Loads a scenario file. `overrides` are "dotted.path=value" strings (--set).

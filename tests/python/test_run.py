@@ -247,3 +247,23 @@ def test_prefill_decode_disaggregation_from_python(source_dir):
     assert (df[df["arm"] == "agg"]["prefill_pod"] == -1).all()
     prefill = next(p for p in pd.summary["per_pool"] if p["pool"] == "prefill")
     assert prefill["requests"] == 40  # the requests whose prompts the pool computed
+
+
+def test_a_timeline_from_python_is_the_trace_the_cli_writes(cli, small_yaml, tmp_path):
+    result = fleetsim.run(small_yaml, timeline=True, timeline_window=(0, 5))
+    trace = json.loads(result.timeline_json())
+    steps = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert steps and all(e["ts"] <= 5e6 for e in steps)
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(small_yaml)
+    written = tmp_path / "tl.json"
+    subprocess.run([cli, "run", str(scenario), "--timeline", str(written),
+                    "--timeline-window", "0:5"], check=True, capture_output=True)
+    assert written.read_text() == result.timeline_json()
+
+
+def test_a_timeline_needs_asking_for_and_a_window_that_makes_sense(small_yaml):
+    with pytest.raises(ValueError, match="recorded no timeline"):
+        fleetsim.run(small_yaml).timeline_json()
+    with pytest.raises(ValueError, match=r"timeline_window: expected \(from_s, to_s\)"):
+        fleetsim.run(small_yaml, timeline=True, timeline_window=(5, 1))
