@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <tuple>
+#include <utility>
 
 #include "models/spec_decode.h"
 #include "models/vllm_version.h"
@@ -177,6 +179,7 @@ void Sequence::bind(RequestPtr r) {
   prompt_tokens = r->prompt_tokens;
   output_tokens = r->output_tokens;
   prefill_leg = r->prefill_leg_for >= 0;
+  priority = r->priority;
   hash_owner = r->block_hashes;
   hashes = hash_owner ? std::span<const BlockHash>(*hash_owner) : std::span<const BlockHash>();
   request = std::move(r);
@@ -197,7 +200,23 @@ void Engine::add(RequestPtr request, TimeNs now, RemoteKv remote) {
   seq->remote_load_fails = remote.fails;
   seq->remote_source = remote.source;
   seq->remote_source_share = remote.source_share;
-  waiting_.push_back(std::move(seq));
+  if (config_.priority_scheduling) {
+    enqueue_by_priority(std::move(seq));
+  } else {
+    waiting_.push_back(std::move(seq));
+  }
+}
+
+// vLLM's PriorityRequestQueue (v1/core/sched/request_queue.py): a heap by (priority,
+// arrival_time), lowest first; here the waiting queue kept in that order (higher Request
+// priority first, then earlier arrival, then lower id), a preempted request returning to its
+// place rather than the head.
+void Engine::enqueue_by_priority(std::shared_ptr<Sequence> seq) {
+  const auto after = [&seq](const std::shared_ptr<Sequence>& w) {
+    return std::tuple(-seq->priority, seq->enqueued, seq->id) <
+           std::tuple(-w->priority, w->enqueued, w->id);
+  };
+  waiting_.insert(std::find_if(waiting_.begin(), waiting_.end(), after), std::move(seq));
 }
 
 std::span<const BlockHash> Engine::hashes_of(const Sequence& s) const {
@@ -235,11 +254,34 @@ void Engine::preempt(std::shared_ptr<Sequence> seq) {
   seq->num_computed = 0;
   ++seq->preemptions;
   ++counters_.num_preemptions;
-  waiting_.push_front(std::move(seq));
+  if (config_.priority_scheduling) {
+    enqueue_by_priority(std::move(seq));
+  } else {
+    waiting_.push_front(std::move(seq));
+  }
+}
+
+// vLLM's scheduler (v1/core/sched/scheduler.py, schedule) under the priority policy preempts
+// max(running, key=(priority, arrival_time)): the lowest priority, the latest arrival among
+// equals, wherever it is in the running list, one scheduled earlier in this step too. Requests
+// in a step under way cannot be preempted. -1: none can.
+std::ptrdiff_t Engine::lowest_priority_running() const {
+  std::ptrdiff_t victim = -1;
+  for (std::size_t k = 0; k < running_.size(); ++k) {
+    const Sequence& r = *running_[k];
+    if (r.in_flight()) continue;
+    if (victim < 0 || std::pair(-r.priority, r.enqueued) >=
+                          std::pair(-running_[static_cast<std::size_t>(victim)]->priority,
+                                    running_[static_cast<std::size_t>(victim)]->enqueued)) {
+      victim = static_cast<std::ptrdiff_t>(k);
+    }
+  }
+  return victim;
 }
 
 // Running requests first, in order: each gets its next chunk or its one decode token. When
-// blocks run out, the newest running request is preempted (recompute), as vLLM V1 does.
+// blocks run out, the newest running request is preempted (recompute), as vLLM V1 does, or
+// under priority scheduling the lowest-priority one.
 bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
@@ -265,7 +307,31 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
     }
     bool self_preempted = false;
     bool no_room = false;
-    while (!hold_blocks(s, ahead + n)) {
+    while (config_.priority_scheduling && !hold_blocks(s, ahead + n)) {
+      const std::ptrdiff_t v = lowest_priority_running();
+      if (v < 0) {
+        no_room = true;
+        break;
+      }
+      preempted = true;
+      std::shared_ptr<Sequence> victim = std::move(running_[static_cast<std::size_t>(v)]);
+      running_.erase(running_.begin() + v);
+      if (victim.get() == &s) {
+        preempt(std::move(victim));
+        self_preempted = true;
+        break;
+      }
+      if (static_cast<std::size_t>(v) < i) {
+        // Scheduled earlier in this step: its tokens go back to the budget.
+        const auto e = std::find_if(plan.scheduled.begin(), plan.scheduled.end(),
+                                    [&](const ScheduledSeq& q) { return q.seq == victim.get(); });
+        budget += e->new_tokens;
+        plan.scheduled.erase(e);
+        --i;
+      }
+      preempt(std::move(victim));
+    }
+    while (!config_.priority_scheduling && !hold_blocks(s, ahead + n)) {
       // The newest request from `s` on (those before it may be in this step already) that is not
       // in a step under way, `s` itself at the latest; when none is, `s` waits for those steps.
       const auto from_s = running_.rend() - static_cast<std::ptrdiff_t>(i);
@@ -505,6 +571,12 @@ const ParamSpec& server_spec() {
                    "the step's host overhead overlaps GPU work. vLLM has turned it on by default "
                    "since about v0.12; fleetsim keeps it off, whose serial host overhead matches "
                    "the decoding of current servers better (docs/fidelity-notes.md)")
+          .text("scheduling_policy", "fcfs",
+                "the engine's queue (vLLM --scheduling-policy): fcfs (arrival order; the newest "
+                "running request preempted first) or priority (the requests' priority, from "
+                "their SLO class's slo.classes.NAME.priority, then arrival; the lowest-priority "
+                "running request preempted first)",
+                {"fcfs", "priority"})
           .text("prefix_counting", "per_request",
                 "how prefix-cache queries are counted: per_request (once, as current vLLM "
                 "does) or per_lookup (each lookup, a waiting request's retries and a preempted "
@@ -633,6 +705,7 @@ EngineConfig engine_config_from(const Params& server, double gpu_memory_gib,
   c.enable_chunked_prefill = server.get_bool("enable_chunked_prefill");
   c.admit_whole_prompt = server.get_bool("admit_whole_prompt");
   c.async_scheduling = server.get_bool("async_scheduling");
+  c.priority_scheduling = server.get_string("scheduling_policy") == "priority";
   c.fail_on_kv_load_error = server.get_string("kv_load_failure_policy") == "fail";
   const SpecMethod spec = spec_method_from(server.get_string("speculative_method"));
   c.num_speculative_tokens = static_cast<std::int32_t>(server.get_int("num_speculative_tokens"));

@@ -59,6 +59,9 @@ struct EngineConfig {
   SlidingWindowBlocks sliding;
   // vLLM --async-scheduling: the next step is scheduled while this one runs on the GPU.
   bool async_scheduling = false;
+  // vLLM --scheduling-policy priority: waiting requests in order of priority, then arrival, and
+  // the lowest-priority running request preempted first (else first come, first served).
+  bool priority_scheduling = false;
   // vLLM kv_load_failure_policy: a prompt whose KV read from a prefill pod failed is computed
   // here from what the pod already holds (recompute, vLLM's default) or fails (fail).
   bool fail_on_kv_load_error = false;
@@ -83,7 +86,8 @@ struct Sequence {
   std::int64_t id = 0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
-  bool prefill_leg = false;  // request->prefill_leg_for >= 0
+  bool prefill_leg = false;   // request->prefill_leg_for >= 0
+  std::int32_t priority = 0;  // request->priority
   std::shared_ptr<const std::vector<BlockHash>> hash_owner;
   std::span<const BlockHash> hashes;  // *hash_owner
   // Sets `request` and the figures kept from it.
@@ -253,6 +257,8 @@ class Engine {
   // spec_acceptance, up to the first rejection.
   std::int32_t accepted_drafts(std::int32_t drafts);
   void preempt(std::shared_ptr<Sequence> seq);
+  void enqueue_by_priority(std::shared_ptr<Sequence> seq);
+  std::ptrdiff_t lowest_priority_running() const;
   // cache_.allocate and cache_.cache_full_blocks of a running sequence up to `tokens`, skipped
   // where its kv_blocks and kv_registered show they would change nothing.
   bool hold_blocks(Sequence& s, std::int32_t tokens);

@@ -37,7 +37,10 @@ struct Request {
   bool measured = true;
   std::string tier;       // tier hint for tier routing (e.g. "small", "big"); empty = none
   std::string slo_class;  // SLO class (e.g. "interactive", "batch"); empty = default
-  std::string tenant;     // the tenant (application, team) a conversation belongs to; may be empty
+  // The priority of its SLO class, as a Gateway API Inference Extension objective gives one:
+  // higher is served first (vLLM's request priority is its negation: lower first).
+  std::int32_t priority = 0;
+  std::string tenant;  // the tenant (application, team) a conversation belongs to; may be empty
   // The client's keep-alive connection it is sent on (a closed-loop client worker, a stream, an
   // agent session); -1: a connection of its own. Read by a gateway that balances connections.
   std::int64_t connection = -1;

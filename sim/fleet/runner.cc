@@ -580,6 +580,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     r.id = next_id++;
     r.model = s.fleet.model;
     r.arrival = loop.now();
+    r.priority = s.slo.priority_of(r.slo_class);
     hasher.hash(r);
     gateway.submit(std::make_shared<Request>(std::move(r)));
   };

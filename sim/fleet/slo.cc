@@ -94,6 +94,25 @@ const SloTargets& SloSpec::for_class(const std::string& slo_class) const {
   return it == classes.end() ? targets : it->second;
 }
 
+std::int32_t SloSpec::priority_of(const std::string& slo_class) const {
+  const auto it = priorities.find(slo_class);
+  return it == priorities.end() ? 0 : it->second;
+}
+
+namespace {
+
+const ParamSpec& class_priority_spec() {
+  static const ParamSpec kSpec = ParamSpec().integer(
+      "priority", 0,
+      "the class's priority, as a Gateway API Inference Extension objective's: higher is served "
+      "first by pods with server.scheduling_policy: priority (vLLM's request priority is its "
+      "negation)",
+      -1000000, 1000000);
+  return kSpec;
+}
+
+}  // namespace
+
 const ParamSpec& slo_targets_spec() {
   static const ParamSpec kSpec =
       ParamSpec()
@@ -136,14 +155,14 @@ SloSpec parse_slo(const YAML::Node& node, const YamlWhere& where) {
     if (!classes.IsMap() || classes.size() == 0) {
       throw ScenarioError(cw.at(classes) +
                           ": expected a map SLO class -> {ttft_ms, tpot_ms, "
-                          "e2e_ms} (the classes of workload.slo_class_mix)");
+                          "e2e_ms, priority} (the classes of workload.slo_class_mix)");
     }
     for (const auto& kv : classes) {
       const std::string name = kv.first.as<std::string>();
       if (!kv.second.IsMap()) {
         throw ScenarioError(cw.child(name).at(kv.second) +
                             ": expected a map {ttft_ms, tpot_ms, "
-                            "e2e_ms}");
+                            "e2e_ms, priority}");
       }
       for (const auto& field : kv.second) {
         const std::string key = field.first.as<std::string>();
@@ -153,7 +172,12 @@ SloSpec parse_slo(const YAML::Node& node, const YamlWhere& where) {
                               "at the top of the slo section, not per class");
         }
       }
-      const SloTargets t = targets_of(slo_targets_spec().resolve(kv.second, cw.child(name), base));
+      const SloTargets t =
+          targets_of(slo_targets_spec().resolve(kv.second, cw.child(name), base, {"priority"}));
+      YAML::Node priority(YAML::NodeType::Map);
+      if (kv.second["priority"].IsDefined()) priority["priority"] = kv.second["priority"];
+      const auto p = class_priority_spec().resolve(priority, cw.child(name)).get_int("priority");
+      if (p != 0) slo.priorities[name] = static_cast<std::int32_t>(p);
       bounded = bounded || t.any();
       slo.classes[name] = t;
     }

@@ -44,8 +44,12 @@ struct SloSpec {
   SloTargets targets;
   std::map<std::string, SloTargets> classes;
   std::vector<PercentileTarget> percentiles;
+  // Each class's priority (`classes.NAME.priority`; 0 when it sets none), which requests of the
+  // class carry to the engines' priority scheduling.
+  std::map<std::string, std::int32_t> priorities;
   // The class's targets, or the section's own when the class has none of its own.
   const SloTargets& for_class(const std::string& slo_class) const;
+  std::int32_t priority_of(const std::string& slo_class) const;
 };
 
 // ttft_ms, tpot_ms, e2e_ms: the keys of the section and of each entry of its `classes` map; and

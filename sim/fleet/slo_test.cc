@@ -50,6 +50,21 @@ TEST(Slo, ClassesInheritTheTargetsTheyDoNotSet) {
   EXPECT_DOUBLE_EQ(s.for_class("chat").e2e_ms, 3000);
 }
 
+TEST(Slo, AClassMayCarryAPriorityForTheEnginesQueue) {
+  const SloSpec s = slo_from(
+      "{ttft_ms: 500, classes: {chat: {ttft_ms: 300, priority: 10}, batch: {priority: -1},"
+      " bulk: {e2e_ms: 9000}}}");
+  EXPECT_EQ(s.priority_of("chat"), 10);
+  EXPECT_EQ(s.priority_of("batch"), -1);
+  EXPECT_EQ(s.priority_of("bulk"), 0);
+  EXPECT_EQ(s.priority_of("unlisted"), 0);
+  EXPECT_DOUBLE_EQ(s.for_class("batch").ttft_ms, 500);  // a priority is no target
+  EXPECT_THAT(slo_error("{ttft_ms: 1, classes: {a: {priority: high}}}"),
+              ::testing::HasSubstr("s.yaml:1: slo.classes.a.priority: expected int"));
+  EXPECT_THAT(slo_error("{ttft_ms: 1, classes: {a: {priority: 1.5}}}"),
+              ::testing::HasSubstr("slo.classes.a.priority"));
+}
+
 TEST(Slo, BadSectionsNameTheFieldAndTheValidKeys) {
   EXPECT_NE(slo_error("{ttft: 500}")
                 .find("s.yaml:1: slo.ttft: unknown parameter; valid "
