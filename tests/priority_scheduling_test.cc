@@ -1,10 +1,13 @@
-// Priority scheduling through whole runs: an interactive class with a priority keeps its TTFT
-// when batch requests of the same pods crowd the engines' queues, which first come, first served
-// does not; without priorities the two policies run the same.
+// Priority scheduling and shedding through whole runs: an interactive class with a priority keeps
+// its TTFT when batch requests of the same pods crowd the engines' queues, which first come, first
+// served does not; without priorities the two policies run the same. The gateway's flow control
+// sheds sheddable (negative-priority) requests with HTTP 429 while every pod is saturated, and
+// only then.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "sim/fleet/runner.h"
@@ -14,13 +17,16 @@ namespace fleetsim {
 namespace {
 
 // Two L40S pods past their prefill capacity: chat sessions, a quarter of them interactive.
-std::string crowded_scenario(const std::string& policy, int interactive_priority) {
+std::string crowded_scenario(const std::string& policy, int interactive_priority,
+                             const std::string& extra = "", double rate = 12) {
   return "name: crowded\nseed: 3\n"
          "fleet: {pods: 2, gpu: L40S, model: Qwen2.5-7B-Instruct,\n"
          "        server: {scheduling_policy: " +
          policy +
          "}}\n"
-         "workload: {type: chat_sessions, rate: 12, max_sessions: 300,\n"
+         "workload: {type: chat_sessions, rate: " +
+         std::to_string(rate) +
+         ", max_sessions: 300,\n"
          "  turns: {dist: uniform, low: 1, high: 4}, think_time_ms: 1000,\n"
          "  system_prompt_tokens: 1500, question_tokens: {dist: uniform, low: 100, high: 600},\n"
          "  answer_tokens: {dist: uniform, low: 50, high: 300},\n"
@@ -28,7 +34,8 @@ std::string crowded_scenario(const std::string& policy, int interactive_priority
          "slo: {ttft_ms: 60000, classes: {interactive: {ttft_ms: 1000, priority: " +
          std::to_string(interactive_priority) +
          "}}}\n"
-         "arms: [{name: rr, policy: round_robin}]\n";
+         "arms: [{name: rr, policy: round_robin}]\n" +
+         extra;
 }
 
 // The class's 95th-percentile TTFT, ms, over its completed requests.
@@ -68,6 +75,44 @@ TEST(PriorityScheduling, WithoutPrioritiesThePoliciesRunTheSame) {
   const ArmResult priority = run("priority", 0);
   EXPECT_EQ(ttft_p95(fcfs, "interactive"), ttft_p95(priority, "interactive"));
   EXPECT_EQ(fcfs.summary.output_tokens_per_s, priority.summary.output_tokens_per_s);
+}
+
+// Batch requests are sheddable; the gateway sheds them while the pool is saturated.
+ArmResult run_shedding(double rate, int batch_priority) {
+  const std::string yaml =
+      crowded_scenario("priority", 10, "gateway: {shed_sheddable: true}\n", rate);
+  Scenario s = parse_scenario(
+      yaml, "c.yaml",
+      {"slo.classes.batch={ttft_ms: 60000, priority: " + std::to_string(batch_priority) + "}"});
+  return run_arm(s, s.arms[0]);
+}
+
+std::map<std::string, int> outcomes_by_class(const ArmResult& arm) {
+  std::map<std::string, int> out;
+  for (const RequestRecord& r : arm.records) ++out[r.slo_class + " " + outcome_name(r.outcome)];
+  return out;
+}
+
+double counter(const ArmResult& arm, const std::string& name) {
+  for (const auto& c : arm.summary.gateway_counters) {
+    if (c.name == name) return c.value;
+  }
+  return -1;
+}
+
+TEST(Shedding, OnlySheddableRequestsAreShedWith429WhileThePoolIsSaturated) {
+  const ArmResult arm = run_shedding(16, -1);
+  const auto outcomes = outcomes_by_class(arm);
+  EXPECT_THAT(outcomes, ::testing::Contains(::testing::Key("batch http_429")));
+  EXPECT_THAT(outcomes,
+              ::testing::Not(::testing::Contains(::testing::Key("interactive http_429"))));
+  EXPECT_EQ(counter(arm, "shed_http_429"), outcomes.at("batch http_429"));
+  EXPECT_EQ(arm.summary.failed, outcomes.at("batch http_429"));
+}
+
+TEST(Shedding, NothingIsShedWithoutSheddableRequestsOrSaturation) {
+  EXPECT_EQ(counter(run_shedding(16, 0), "shed_http_429"), 0);
+  EXPECT_EQ(counter(run_shedding(2, -1), "shed_http_429"), 0);
 }
 
 }  // namespace

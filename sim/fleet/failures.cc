@@ -35,8 +35,8 @@ void FailureTracker::on_health_change(int pod, bool healthy, TimeNs t, int repli
 }
 
 nlohmann::json FailureTracker::to_json(std::int64_t lost, std::int64_t retries, TimeNs end) const {
-  nlohmann::json by_class = {{"http_502", 0},   {"http_503", 0}, {"timeout", 0},
-                             {"mid_stream", 0}, {"http_400", 0}, {"http_500", 0}};
+  nlohmann::json by_class = {{"http_502", 0}, {"http_503", 0}, {"timeout", 0}, {"mid_stream", 0},
+                             {"http_400", 0}, {"http_500", 0}, {"http_429", 0}};
   TimeNs first_err = -1, last_err = -1;
   for (const auto& a : attempts_) {
     if (a.outcome == Outcome::kOk) continue;

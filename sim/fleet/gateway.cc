@@ -23,6 +23,20 @@ const ParamSpec& gateway_spec() {
                    1, 1000)
           .integer("probe_rise", 2,
                    "consecutive good probes that mark a pod up again (HAProxy rise)", 1, 1000)
+          .boolean("shed_sheddable", false,
+                   "flow control as the Gateway API Inference Extension's EPP runs it: while the "
+                   "pool is saturated (no pod with a waiting queue of at most saturation_queue "
+                   "and KV usage of at most saturation_kv, as the picker last saw them), a "
+                   "request of negative priority (its SLO class's slo.classes.NAME.priority) is "
+                   "rejected with HTTP 429; the others are routed as ever")
+          .integer("saturation_queue", 5,
+                   "a pod with more requests waiting than this has no capacity (the EPP's "
+                   "saturation detector, QueueDepthThreshold, default 5)",
+                   0, 1000000)
+          .real("saturation_kv", 0.8,
+                "a pod with a larger share of its KV blocks in use has no capacity (the EPP's "
+                "KVCacheUtilThreshold, default 0.8)",
+                0, 1)
           .integer("outlier_consecutive_errors", 0,
                    "passive health checking, as Envoy's outlier detection (consecutive_5xx, 5 "
                    "in Envoy): this many failed answers of a pod in a row (5xx, a refused or "
@@ -122,6 +136,9 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.probe_fall = static_cast<int>(p.get_int("probe_fall"));
   c.probe_rise = static_cast<int>(p.get_int("probe_rise"));
   c.probe_random_phase = p.get_string("probe_phase") == "random";
+  c.shed_sheddable = p.get_bool("shed_sheddable");
+  c.saturation_queue = static_cast<int>(p.get_int("saturation_queue"));
+  c.saturation_kv = p.get_double("saturation_kv");
   c.outlier.consecutive_errors = static_cast<int>(p.get_int("outlier_consecutive_errors"));
   c.outlier.base_ejection = sec_to_ns(p.get_double("outlier_base_ejection_s"));
   c.outlier.max_ejection = sec_to_ns(p.get_double("outlier_max_ejection_s"));
@@ -407,6 +424,7 @@ std::vector<PolicyCounter> Gateway::counters() const {
   if (config_.hold_for_endpoints > 0) {
     out.push_back({"held_for_a_pod", static_cast<double>(held_total_)});
   }
+  if (config_.shed_sheddable) out.push_back({"shed_http_429", static_cast<double>(shed_)});
   if (config_.balance_connections) {
     out.push_back({"routed_by_connection", static_cast<double>(routed_by_connection_)});
   }
@@ -447,7 +465,26 @@ void Gateway::picker_failed(RequestPtr r, TimeNs after, int replica) {
   });
 }
 
+// The saturation detector of the Gateway API Inference Extension (pkg/epp/saturationdetector,
+// IsSaturated): the pool is saturated when no pod has good capacity, a waiting queue and a KV
+// usage within their thresholds, as the picker's metrics show them; with no pod at all too.
+bool Gateway::saturated(int replica) {
+  for (const PodState& p : candidates(replica, true)) {
+    if (p.waiting <= config_.saturation_queue && p.kv_usage <= config_.saturation_kv) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
+  const bool by_fallback = &policy == replicas_[static_cast<size_t>(replica)].fallback.get();
+  // The picker's flow control; the gateway's own fallback has none.
+  if (config_.shed_sheddable && r->priority < 0 && !by_fallback && saturated(replica)) {
+    ++shed_;
+    finish(r, -1, Outcome::kShed429);
+    return;
+  }
   const std::span<const PodState> pods = candidates(replica, policy.reads_engine_state());
   const int pod = pods.empty() ? -1 : policy.pick(*r, pods, RouteContext{loop_.now()});
   if (pod < 0) {
@@ -460,7 +497,6 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
     return;
   }
   if (config_.hold_for_endpoints > 0) hold_deadline_.erase(r->id);
-  const bool by_fallback = &policy == replicas_[static_cast<size_t>(replica)].fallback.get();
   ++(by_fallback ? routed_by_fallback_ : routed_by_policy_);
   if (pod >= static_cast<int>(pods_.size())) {
     throw InternalError("policy chose pod " + std::to_string(pod) + " of " +

@@ -53,7 +53,12 @@ struct GatewayConfig {
   // holds requests while its Deployment is scaled to zero); 0 = HTTP 503 at once.
   TimeNs hold_for_endpoints = 0;
   TimeNs scrape_interval = 0;  // engine metrics the router reads are this stale (0 = live)
-  TimeNs kv_event_delay = 0;   // a pod's KV events reach the router after this
+  // The EPP's flow control: while no pod has capacity (waiting queue at most saturation_queue,
+  // KV usage at most saturation_kv), requests of negative priority are shed with HTTP 429.
+  bool shed_sheddable = false;
+  int saturation_queue = 5;
+  double saturation_kv = 0.8;
+  TimeNs kv_event_delay = 0;  // a pod's KV events reach the router after this
   // Gateway replicas behind an L4 spreader, each with its own policy instance, in-flight counts
   // and scrape phase.
   int replicas = 1;
@@ -194,6 +199,7 @@ class Gateway : public PodListener {
   // side (decode and both) or the prefill pods.
   enum class Leg { kDecode, kPrefill };
   std::span<const PodState> candidates(int replica, bool engine_state, Leg leg = Leg::kDecode);
+  bool saturated(int replica);
   // The prefill pod for `r`, about to go to `decode_pod` (-1: the decode pod computes it).
   int choose_prefill(const Request& r, int decode_pod, int replica);
   // A prefill leg's end (from its prefill pod, or with its request): the in-flight counts and
@@ -263,6 +269,7 @@ class Gateway : public PodListener {
   std::map<std::int64_t, Pin> pinned_;  // by connection
   std::int64_t routed_by_connection_ = 0;
   std::int64_t no_pod_ = 0;
+  std::int64_t shed_ = 0;
   struct Held {
     RequestPtr r;
     int replica = 0;

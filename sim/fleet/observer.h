@@ -17,6 +17,8 @@ namespace fleetsim {
 // vLLM's API server answers HTTP 400; a client does not retry it.
 // kServerError500: the engine failed the request (a prompt's KV read from a prefill pod failed
 // under kv_load_failure_policy fail); a client retries it like a 502.
+// kShed429: the gateway shed a sheddable request (negative priority) while every pod was
+// saturated, as the Gateway API Inference Extension's EPP answers HTTP 429 Too Many Requests.
 enum class Outcome {
   kOk,
   kNoPod503,
@@ -24,7 +26,8 @@ enum class Outcome {
   kTimeout,
   kMidStream,
   kBadRequest400,
-  kServerError500
+  kServerError500,
+  kShed429
 };
 const char* outcome_name(Outcome o);
 

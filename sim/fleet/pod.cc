@@ -23,6 +23,8 @@ const char* outcome_name(Outcome o) {
       return "http_400";
     case Outcome::kServerError500:
       return "http_500";
+    case Outcome::kShed429:
+      return "http_429";
   }
   return "?";
 }

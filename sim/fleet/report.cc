@@ -414,7 +414,16 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   const bool any_measured = !s.measured.empty();
   std::size_t longest = 0;
   for (const auto& a : r.arms) longest = std::max(longest, a.name.size());
-  const int label_w = 30;
+  // Wide enough for the longest per-class attainment label, so no label runs into its figures.
+  std::size_t label_len = 29;
+  if (has_goodput(r)) {
+    for (const auto& a : r.arms) {
+      for (const auto& c : a.summary.goodput->per_class) {
+        label_len = std::max(label_len, c.slo_class.size() + 19);  // "  NAME SLO attainment %"
+      }
+    }
+  }
+  const int label_w = static_cast<int>(label_len) + 1;
   const int cell_w = static_cast<int>(
       std::max<std::size_t>(any_measured ? 22 : 12, longest + (any_measured ? 12 : 2)));
   os << std::left << std::setw(label_w) << "metric";
