@@ -10,6 +10,7 @@
 #include <map>
 #include <vector>
 
+#include "sim/errors.h"
 #include "sim/fleet/runner.h"
 #include "sim/fleet/scenario.h"
 
@@ -113,6 +114,42 @@ TEST(Shedding, OnlySheddableRequestsAreShedWith429WhileThePoolIsSaturated) {
 TEST(Shedding, NothingIsShedWithoutSheddableRequestsOrSaturation) {
   EXPECT_EQ(counter(run_shedding(16, 0), "shed_http_429"), 0);
   EXPECT_EQ(counter(run_shedding(2, -1), "shed_http_429"), 0);
+}
+
+// Two tenants' single-turn sessions, 10 a second each for 20 s; tenant a limited at the gateway.
+ArmResult run_rate_limited(const std::string& limit) {
+  const Scenario s = parse_scenario(
+      "name: limited\nseed: 4\nfleet: {pods: 2, gpu: H100-SXM, model: Llama-3.1-8B}\n"
+      "workload: {type: chat_sessions, arrival: constant, rate: 20, max_sessions: 0,\n"
+      "  duration_s: 20, turns: 1, tenants: 'a:1, b:1', system_prompt_tokens: 200}\n"
+      "gateway: {tenant_rate_limit: '" +
+          limit +
+          "', tenant_burst_s: 2}\n"
+          "arms: [{name: rr, policy: round_robin}]\n",
+      "l.yaml");
+  return run_arm(s, s.arms[0]);
+}
+
+TEST(RateLimit, ATenantGetsItsRateAndBurstAndThe429sTheRestOthersAreUntouched) {
+  const ArmResult arm = run_rate_limited("a:3");
+  std::map<std::string, int> by = outcomes_by_class(arm);  // slo class "" + outcome
+  std::map<std::string, int> tenant_ok, tenant_429;
+  for (const RequestRecord& r : arm.records) {
+    ++(r.outcome == Outcome::kShed429 ? tenant_429 : tenant_ok)[r.tenant];
+  }
+  // 20 s at 3 a second, plus the 6 of a full bucket at the start (2 s of burst), give or take one.
+  EXPECT_NEAR(tenant_ok["a"], 3 * 20 + 6, 1);
+  EXPECT_GT(tenant_429["a"], 100);
+  EXPECT_EQ(tenant_429["b"], 0);
+  EXPECT_EQ(counter(arm, "rate_limited_http_429"), tenant_429["a"]);
+}
+
+TEST(RateLimit, ALimitThatIsNotTenantAndRateIsRefusedWhereItIsWritten) {
+  EXPECT_THAT([] { run_rate_limited("a"); },
+              ::testing::ThrowsMessage<ScenarioError>(::testing::HasSubstr(
+                  "l.yaml:6: gateway.tenant_rate_limit: 'a' in 'a' is not tenant:requests_per_s")));
+  EXPECT_THAT([] { run_rate_limited("a:1, a:2"); },
+              ::testing::ThrowsMessage<ScenarioError>(::testing::HasSubstr("appears twice")));
 }
 
 }  // namespace

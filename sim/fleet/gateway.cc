@@ -37,6 +37,15 @@ const ParamSpec& gateway_spec() {
                 "a pod with a larger share of its KV blocks in use has no capacity (the EPP's "
                 "KVCacheUtilThreshold, default 0.8)",
                 0, 1)
+          .text("tenant_rate_limit", "",
+                "a rate limit per tenant at the gateway, as an API gateway's token bucket: "
+                "'tenant:requests_per_s, ...' (e.g. 'batch:2, free:0.5'); a request whose "
+                "tenant's bucket is empty gets HTTP 429; tenants not listed are not limited; "
+                "empty = none")
+          .real("tenant_burst_s", 1,
+                "each tenant's bucket holds this many seconds of its rate (its burst), full at "
+                "the start",
+                0.001, 3600)
           .integer("outlier_consecutive_errors", 0,
                    "passive health checking, as Envoy's outlier detection (consecutive_5xx, 5 "
                    "in Envoy): this many failed answers of a pod in a row (5xx, a refused or "
@@ -127,6 +136,34 @@ const ParamSpec& gateway_spec() {
   return kSpec;
 }
 
+namespace {
+
+std::string strip(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t");
+  return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// "tenant:rate, ..." -> tenant -> requests per second.
+std::map<std::string, double> tenant_rates(const std::string& text) {
+  std::map<std::string, double> out;
+  for (const std::string& item : split_trimmed(text, ',')) {
+    const auto colon = item.rfind(':');
+    double rate = 0;
+    const std::string name = colon == std::string::npos ? "" : strip(item.substr(0, colon));
+    if (name.empty() || !parse_finite(strip(item.substr(colon + 1)), rate) || rate <= 0) {
+      throw ScenarioError("'" + item + "' in '" + text +
+                          "' is not tenant:requests_per_s with a positive rate; expected e.g. "
+                          "'batch:2, free:0.5'");
+    }
+    if (!out.emplace(name, rate).second) {
+      throw ScenarioError("tenant '" + name + "' appears twice in '" + text + "'");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 GatewayConfig gateway_config_from(const Params& p) {
   GatewayConfig c;
   c.network_latency = ms_to_ns(p.get_double("network_latency_ms"));
@@ -137,6 +174,8 @@ GatewayConfig gateway_config_from(const Params& p) {
   c.probe_rise = static_cast<int>(p.get_int("probe_rise"));
   c.probe_random_phase = p.get_string("probe_phase") == "random";
   c.shed_sheddable = p.get_bool("shed_sheddable");
+  c.tenant_rate = tenant_rates(p.get_string("tenant_rate_limit"));
+  c.tenant_burst_s = p.get_double("tenant_burst_s");
   c.saturation_queue = static_cast<int>(p.get_int("saturation_queue"));
   c.saturation_kv = p.get_double("saturation_kv");
   c.outlier.consecutive_errors = static_cast<int>(p.get_int("outlier_consecutive_errors"));
@@ -355,8 +394,26 @@ int Gateway::assign_replica(const Request& r) {
   return 0;
 }
 
+bool Gateway::take_token(const Request& r) {
+  const auto rate = config_.tenant_rate.find(r.tenant);
+  if (rate == config_.tenant_rate.end()) return true;
+  const double size = rate->second * config_.tenant_burst_s;
+  const auto [it, fresh] = buckets_.try_emplace(r.tenant, Bucket{size, loop_.now()});
+  Bucket& b = it->second;
+  b.tokens = std::min(size, b.tokens + rate->second * ns_to_sec(loop_.now() - b.at));
+  b.at = loop_.now();
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
 void Gateway::submit(RequestPtr r) {
   observer_.on_arrival(*r, loop_.now());
+  if (!take_token(*r)) {
+    ++rate_limited_;
+    finish(r, -1, Outcome::kShed429);
+    return;
+  }
   int replica = -1;
   if (config_.balance_connections && r->connection >= 0) {
     // An open connection stays on its replica; a new one is spread and remembered.
@@ -425,6 +482,9 @@ std::vector<PolicyCounter> Gateway::counters() const {
     out.push_back({"held_for_a_pod", static_cast<double>(held_total_)});
   }
   if (config_.shed_sheddable) out.push_back({"shed_http_429", static_cast<double>(shed_)});
+  if (!config_.tenant_rate.empty()) {
+    out.push_back({"rate_limited_http_429", static_cast<double>(rate_limited_)});
+  }
   if (config_.balance_connections) {
     out.push_back({"routed_by_connection", static_cast<double>(routed_by_connection_)});
   }

@@ -58,6 +58,10 @@ struct GatewayConfig {
   bool shed_sheddable = false;
   int saturation_queue = 5;
   double saturation_kv = 0.8;
+  // A token bucket per tenant at the gateway's edge: requests per second and the bucket's size
+  // in seconds of that rate; a request that finds its tenant's bucket empty gets HTTP 429.
+  std::map<std::string, double> tenant_rate;
+  double tenant_burst_s = 1;
   TimeNs kv_event_delay = 0;  // a pod's KV events reach the router after this
   // Gateway replicas behind an L4 spreader, each with its own policy instance, in-flight counts
   // and scrape phase.
@@ -270,6 +274,15 @@ class Gateway : public PodListener {
   std::int64_t routed_by_connection_ = 0;
   std::int64_t no_pod_ = 0;
   std::int64_t shed_ = 0;
+  std::int64_t rate_limited_ = 0;
+  struct Bucket {
+    double tokens = 0;
+    TimeNs at = 0;  // when `tokens` was last brought up to date
+  };
+  std::map<std::string, Bucket> buckets_;  // by tenant, for those with a rate
+  // Takes a token of the request's tenant's bucket; false when it is empty (or its tenant has no
+  // rate: true).
+  bool take_token(const Request& r);
   struct Held {
     RequestPtr r;
     int replica = 0;

@@ -432,6 +432,19 @@ void check_references(const ParamSpec& spec, const Params& params, const YAML::N
   }
 }
 
+// What only the gateway reads of its section (the tenant_rate_limit list), checked where the
+// section is written.
+void check_gateway(const Params& gateway, const YAML::Node& node, const YamlWhere& where) {
+  try {
+    (void)gateway_config_from(gateway);
+  } catch (const ScenarioError& e) {
+    const YAML::Node field = node.IsMap() ? node["tenant_rate_limit"] : YAML::Node();
+    throw ScenarioError(
+        (field.IsDefined() ? where.child("tenant_rate_limit").at(field) : where.at(node)) + ": " +
+        e.what());
+  }
+}
+
 ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway,
                   const YAML::Node& autoscaling, const YamlWhere& autoscaling_where,
                   const FleetSpec& fleet) {
@@ -463,6 +476,7 @@ ArmSpec parse_arm(const YAML::Node& n, const YamlWhere& w, const Params& gateway
   a.params = spec.resolve(n["params"], w.child("params"));
   check_references(spec, a.params, n["params"], w.child("params"), fleet);
   a.gateway = gateway_spec().resolve(n["gateway"], w.child("gateway"), gateway);
+  check_gateway(a.gateway, n["gateway"], w.child("gateway"));
   for (const char* field : {"fallback_policy", "prefill_policy"}) {
     const std::string& name = a.gateway.get_string(field);
     if (!reg.contains(name) && !(name.empty() && std::string(field) == "prefill_policy")) {
@@ -608,6 +622,7 @@ Scenario parse_scenario_text(const std::string& yaml_text, const std::string& la
     throw ScenarioError(w.child("arms").at(arms) + ": expected a non-empty list of arms");
   }
   const Params gateway = gateway_spec().resolve(root["gateway"], w.child("gateway"));
+  check_gateway(gateway, root["gateway"], w.child("gateway"));
   // The scenario's own HPAs, checked where they are written, before any arm's overrides.
   const YAML::Node autoscaling = root["autoscaling"];
   resolve_hpas(autoscaling, w.child("autoscaling"), YAML::Node(), YamlWhere{}, s.fleet);
