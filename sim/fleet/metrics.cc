@@ -303,4 +303,42 @@ std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& recor
   return pools;
 }
 
+std::vector<TenantSummary> summarize_tenants(const std::vector<RequestRecord>& records) {
+  struct Figures {
+    TenantSummary summary;
+    std::vector<double> ttft, tpot, e2e;
+  };
+  std::map<std::string, Figures> by;
+  bool any = false;
+  for (const auto& r : records) {
+    if (r.arrival < 0 || !r.measured) continue;
+    any = any || !r.tenant.empty();
+    Figures& f = by[r.tenant];
+    ++f.summary.requests;
+    if (!r.done) {
+      ++f.summary.unfinished;
+    } else if (r.outcome != Outcome::kOk) {
+      ++f.summary.failed;
+    } else {
+      ++f.summary.completed;
+      const RequestLatencies l = latencies_of(r);
+      for (const auto& [value, list] :
+           {std::pair{l.ttft_ms, &f.ttft}, std::pair{l.tpot_ms, &f.tpot},
+            std::pair{l.e2e_ms, &f.e2e}}) {
+        if (!std::isnan(value)) list->push_back(value);
+      }
+    }
+  }
+  std::vector<TenantSummary> out;
+  if (!any) return out;
+  for (auto& [tenant, f] : by) {
+    f.summary.tenant = tenant;
+    f.summary.ttft_ms = percentiles(std::move(f.ttft));
+    f.summary.tpot_ms = percentiles(std::move(f.tpot));
+    f.summary.e2e_ms = percentiles(std::move(f.e2e));
+    out.push_back(std::move(f.summary));
+  }
+  return out;
+}
+
 }  // namespace fleetsim

@@ -181,6 +181,14 @@ struct PoolSummary {
   Percentiles ttft_ms, tpot_ms, e2e_ms;
 };
 
+// One tenant's requests (Request.tenant), for workloads that give them tenants.
+struct TenantSummary {
+  std::string tenant;
+  // requests = completed + failed + unfinished, measured requests only
+  std::int64_t requests = 0, completed = 0, failed = 0, unfinished = 0;
+  Percentiles ttft_ms, tpot_ms, e2e_ms;  // of its completed requests
+};
+
 // Several gateway replicas: how the spreader divided the requests (attempts) among them.
 struct ReplicaSummary {
   std::string assignment;            // empty: one replica
@@ -275,6 +283,7 @@ struct ArmSummary {
   std::vector<PolicyCounter> policy_counters;
   std::vector<PolicyCounter> gateway_counters;
   std::vector<PoolSummary> per_pool;              // empty unless the fleet has fleet.pools
+  std::vector<TenantSummary> per_tenant;          // by name; empty unless requests have tenants
   ReplicaSummary replicas;                        // empty unless gateway.replicas > 1
   std::optional<GoodputSummary> goodput;          // only for scenarios with an slo section
   std::optional<AutoscalingSummary> autoscaling;  // only for autoscaled arms
@@ -293,6 +302,9 @@ ArmSummary summarize(const std::vector<RequestRecord>& records, std::vector<PodS
                      double window_s = 0);
 // Fills `pools` (name, gpu, model, pods given) from the records and the per-pod counters;
 // `pod_pools` is the pool index of each pod.
+// By tenant name, over the measured requests; empty when none of them has a tenant.
+std::vector<TenantSummary> summarize_tenants(const std::vector<RequestRecord>& records);
+
 std::vector<PoolSummary> summarize_pools(const std::vector<RequestRecord>& records,
                                          const std::vector<PodSummary>& pods,
                                          const std::vector<std::int32_t>& pod_pools,

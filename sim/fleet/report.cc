@@ -168,6 +168,20 @@ nlohmann::json summary_json(const ArmSummary& s) {
     }
     out["per_pool"] = pools;
   }
+  if (!s.per_tenant.empty()) {
+    nlohmann::json tenants = nlohmann::json::array();
+    for (const auto& t : s.per_tenant) {
+      tenants.push_back({{"tenant", t.tenant},
+                         {"requests", t.requests},
+                         {"completed", t.completed},
+                         {"failed", t.failed},
+                         {"unfinished", t.unfinished},
+                         {"ttft_ms", pct_json(t.ttft_ms)},
+                         {"tpot_ms", pct_json(t.tpot_ms)},
+                         {"e2e_ms", pct_json(t.e2e_ms)}});
+    }
+    out["per_tenant"] = tenants;
+  }
   if (!s.replicas.routed.empty()) {
     out["gateway_replicas"] = {{"replicas", s.replicas.routed.size()},
                                {"assignment", s.replicas.assignment},
@@ -389,6 +403,36 @@ void write_percentile_rows(std::ostream& os, const RunResult& r, int label_w, in
 
 }  // namespace
 
+// Per tenant, when requests have tenants and there are few enough to read as rows (the JSON
+// has them all): completed/failed, TTFT p95 and TPOT p50, by tenant name.
+void write_tenant_rows(std::ostream& os, const RunResult& r, int label_w, int cell_w) {
+  constexpr std::size_t kMostRows = 8;
+  std::set<std::string> tenants;
+  for (const auto& a : r.arms) {
+    for (const auto& t : a.summary.per_tenant) tenants.insert(t.tenant);
+  }
+  if (tenants.empty() || tenants.size() > kMostRows) return;
+  for (const auto& name : tenants) {
+    for (int k = 0; k < 3; ++k) {
+      static const char* const kLabels[] = {"completed/failed", "TTFT p95 ms", "TPOT p50 ms"};
+      os << std::setw(label_w)
+         << ("  tenant " + (name.empty() ? std::string("(none)") : name) + " " + kLabels[k]);
+      for (const auto& a : r.arms) {
+        const auto& per = a.summary.per_tenant;
+        const auto t = std::find_if(per.begin(), per.end(),
+                                    [&](const TenantSummary& x) { return x.tenant == name; });
+        const std::string cell =
+            t == per.end() ? "-"
+            : k == 0       ? std::to_string(t->completed) + "/" + std::to_string(t->failed)
+            : k == 1       ? fixed_text(t->ttft_ms.p95, 0)
+                           : fixed_text(t->tpot_ms.p50, 1);
+        os << std::setw(cell_w) << cell;
+      }
+      os << "\n";
+    }
+  }
+}
+
 void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   if (s.fleet.pools.empty()) {
     os << "scenario " << r.scenario << "  seed " << r.seed << "  "
@@ -414,13 +458,18 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
   const bool any_measured = !s.measured.empty();
   std::size_t longest = 0;
   for (const auto& a : r.arms) longest = std::max(longest, a.name.size());
-  // Wide enough for the longest per-class attainment label, so no label runs into its figures.
+  // Wide enough for the longest per-class or per-tenant label, so none runs into its figures.
   std::size_t label_len = 29;
   if (has_goodput(r)) {
     for (const auto& a : r.arms) {
       for (const auto& c : a.summary.goodput->per_class) {
         label_len = std::max(label_len, c.slo_class.size() + 19);  // "  NAME SLO attainment %"
       }
+    }
+  }
+  for (const auto& a : r.arms) {
+    for (const auto& t : a.summary.per_tenant) {
+      label_len = std::max(label_len, t.tenant.size() + 26);  // "  tenant NAME completed/failed"
     }
   }
   const int label_w = static_cast<int>(label_len) + 1;
@@ -538,6 +587,7 @@ void write_table(std::ostream& os, const RunResult& r, const Scenario& s) {
       }
     }
   }
+  write_tenant_rows(os, r, label_w, cell_w);
   const bool any_replicas = std::any_of(r.arms.begin(), r.arms.end(), [](const ArmResult& a) {
     return !a.summary.replicas.routed.empty();
   });

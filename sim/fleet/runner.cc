@@ -670,6 +670,7 @@ ArmResult run_arm(const Scenario& scenario, const ArmSpec& arm) {
     window_s = ns_to_sec(w->end - w->start);
   }
   out.summary = summarize(records.records(), std::move(per_pod), window_s);
+  out.summary.per_tenant = summarize_tenants(records.records());
   if (!s.fleet.pools.empty()) {
     std::vector<PoolSummary> info;
     // The pods each pool starts with (an autoscaled pool's count moves; its figures say how).
