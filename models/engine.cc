@@ -322,11 +322,14 @@ bool Engine::schedule_running(StepPlan& plan, std::int32_t& budget) {
         break;
       }
       if (static_cast<std::size_t>(v) < i) {
-        // Scheduled earlier in this step: its tokens go back to the budget.
+        // Before `s` in the list (scheduled earlier in this step, unless it was cancelled or had
+        // nothing to compute): its tokens go back to the budget.
         const auto e = std::find_if(plan.scheduled.begin(), plan.scheduled.end(),
                                     [&](const ScheduledSeq& q) { return q.seq == victim.get(); });
-        budget += e->new_tokens;
-        plan.scheduled.erase(e);
+        if (e != plan.scheduled.end()) {
+          budget += e->new_tokens;
+          plan.scheduled.erase(e);
+        }
         --i;
       }
       preempt(std::move(victim));

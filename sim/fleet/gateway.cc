@@ -398,8 +398,7 @@ bool Gateway::take_token(const Request& r) {
   const auto rate = config_.tenant_rate.find(r.tenant);
   if (rate == config_.tenant_rate.end()) return true;
   const double size = rate->second * config_.tenant_burst_s;
-  const auto [it, fresh] = buckets_.try_emplace(r.tenant, Bucket{size, loop_.now()});
-  Bucket& b = it->second;
+  Bucket& b = buckets_.try_emplace(r.tenant, Bucket{size, loop_.now()}).first->second;
   b.tokens = std::min(size, b.tokens + rate->second * ns_to_sec(loop_.now() - b.at));
   b.at = loop_.now();
   if (b.tokens < 1) return false;
@@ -541,6 +540,7 @@ void Gateway::route_with(RoutingPolicy& policy, RequestPtr r, int replica) {
   const bool by_fallback = &policy == replicas_[static_cast<size_t>(replica)].fallback.get();
   // The picker's flow control; the gateway's own fallback has none.
   if (config_.shed_sheddable && r->priority < 0 && !by_fallback && saturated(replica)) {
+    if (config_.hold_for_endpoints > 0) hold_deadline_.erase(r->id);
     ++shed_;
     finish(r, -1, Outcome::kShed429);
     return;
